@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg: one entry point for building, testing, benchmarking and installing.
+#
+#   make                build build/rseqdbg and build/libelfscan.a
+#   make check          build and run every test
+#   make demo           run rseqdbg on the bundled example
+#   make bench          benchmarks against readelf, gdb and bpftrace
+#   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
+#   make install        PREFIX=/usr/local DESTDIR=
+#   SANITIZE=address,undefined   sanitizer build into build-san/
+#   BUILD=dir           out-of-tree build directory
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCDIR     ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/rseqdbg
+
+CC         ?= cc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+FUZZ_TIME  ?= 60
+
+ifneq ($(SANITIZE),)
+BUILD      ?= build-san
+SANFLAGS   := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD      ?= build
+SANFLAGS   :=
+endif
+
+WERROR     := $(if $(CI),-Werror,)
+CFLAGS     ?= -O2 -g
+WARNFLAGS  := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2 \
+	      -Wno-unused-parameter -fno-common $(WERROR)
+CPPFLAGS   += -D_GNU_SOURCE -DRSEQDBG_VERSION='"$(VERSION)"' -DRSEQDBG_DATADIR='"$(DATADIR)"' \
+	      -Ilibelfscan -Irseqdbg -Ibpf -I$(BUILD)/bpf -I/usr/include/capstone -MMD -MP
+ALL_CFLAGS := $(CFLAGS) $(WARNFLAGS) $(SANFLAGS) -std=gnu11
+LIBS       := -lbpf -ldw -lelf -lcapstone -lz -lpthread
+LDFLAGS    += $(SANFLAGS)
+
+LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_SRCS   := $(sort $(wildcard rseqdbg/*.c))
+CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
+BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
+BPF_SKELS  := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
+UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
+WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
+WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
+
+VMLINUX_H  := $(BUILD)/bpf/vmlinux.h
+BTF        := /sys/kernel/btf/vmlinux
+
+.PHONY: all check demo bench fuzz install uninstall clean deps tests format
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
+
+# --- library ---------------------------------------------------------------
+$(BUILD)/libelfscan.a: $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+# --- BPF objects and skeletons ---------------------------------------------
+# vmlinux.h comes from this kernel's BTF when it has one, else the checked-in copy.
+$(VMLINUX_H):
+	@mkdir -p $(@D)
+	if [ -r $(BTF) ]; then $(BPFTOOL) btf dump file $(BTF) format c > $@; \
+	else cp bpf/vmlinux.h.in $@; fi
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Ibpf -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+$(CLI_OBJS): $(BPF_SKELS)
+
+# --- command-line tool -----------------------------------------------------
+$(BUILD)/rseqdbg: $(CLI_OBJS) $(BUILD)/libelfscan.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libelfscan.a $(LIBS)
+
+# --- tests -----------------------------------------------------------------
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libelfscan.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libelfscan.a -lcmocka $(LIBS)
+
+$(BUILD)/tests/tools/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lelf -lpthread
+
+# Workloads and examples: one C driver per program, plus an optional same-named .S.
+$(BUILD)/tests/workloads/% $(BUILD)/examples/%: CFLAGS_WL = -O2 -g -Wall -Wextra $(WERROR)
+$(BUILD)/tests/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.S tests/workloads/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_WL) -Itests/workloads -o $@ $< $(wildcard tests/workloads/$*.S) -lpthread
+$(BUILD)/examples/%: examples/%.c $(wildcard examples/*.S examples/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_WL) -Iexamples -o $@ $< $(wildcard examples/$*.S) -lpthread
+
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS)
+
+check: deps
+	$(MAKE) tests
+	BUILD=$(BUILD) tests/run.sh
+
+# --- fuzzing ---------------------------------------------------------------
+$(BUILD)/fuzz/fuzz_open_mem: tests/fuzz/fuzz_open_mem.c $(LIB_SRCS) $(wildcard libelfscan/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LIBS)
+
+fuzz: $(BUILD)/fuzz/fuzz_open_mem
+	scripts/fuzz.sh $< $(FUZZ_TIME)
+
+# --- demo, benchmarks --------------------------------------------------------
+demo: deps
+	$(MAKE) all $(WL_BINS)
+	BUILD=$(BUILD) scripts/demo.sh
+
+bench: deps
+	$(MAKE) tests
+	BUILD=$(BUILD) scripts/bench.sh
+
+deps:
+	scripts/deps.sh
+
+# --- install -----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)
+	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
+	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
+	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
+	install -m 644 libelfscan/elfscan.h $(DESTDIR)$(INCDIR)/elfscan.h
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 $(wildcard scripts/*.py) $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc $(DESTDIR)$(INCDIR)/elfscan.h
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
+	rm -rf $(DESTDIR)$(DATADIR)
+
+format:
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(wildcard libelfscan/*.h rseqdbg/*.h bpf/*.h bpf/*.bpf.c)
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared helpers for integration tests: source it, then call pass/fail/skip per case.
+# Each case prints one line the runner counts: "PASS: name", "FAIL: name: why", "SKIP: name: why".
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+RSEQDBG="$BUILD/rseqdbg"
+FIX="$TOP/tests/fixtures"
+TMP=$(mktemp -d /tmp/rseqdbg-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+_fails=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+: $2}"; _fails=$((_fails + 1)); }
+skip() { echo "SKIP: $1${2:+: $2}"; }
+
+# check NAME CMD...: pass when CMD succeeds
+check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
+
+# Privilege probes: print nothing, return 0 when available.
+have_root() { [ "$(id -u)" -eq 0 ]; }
+have_ptrace() {
+	[ "$(id -u)" -eq 0 ] && return 0
+	[ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" -le 1 ]
+}
+have_bpf() { [ "$(id -u)" -eq 0 ] && [ -r /sys/kernel/btf/vmlinux ]; }
+
+# The exit status of a test script: non-zero when a case failed.
+finish() { [ "$_fails" -eq 0 ]; }
