@@ -43,9 +43,9 @@ LIBS       := -lbpf -ldw -lelf -lcapstone -lz -lpthread
 LDFLAGS    += $(SANFLAGS)
 
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
-LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_SRCS   := $(sort $(wildcard rseqdbg/*.c))
-CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
 BPF_SKELS  := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
@@ -74,7 +74,7 @@ $(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@
 
-$(BUILD)/%.o: %.c
+$(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 

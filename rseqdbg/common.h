@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What every subcommand shares: global options, error reporting, exit codes. */
+#ifndef RSEQDBG_COMMON_H
+#define RSEQDBG_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "json.h"
+
+/* Documented exit codes (rseqdbg(1)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FINDINGS = 1, /* a check failed (audit) */
+	EXIT_ERROR = 2,	   /* could not do the job */
+};
+
+struct rd_global {
+	bool json;   /* -j/--json */
+	bool pretty; /* -p/--pretty (implies --json) */
+	bool verbose;
+	struct jw *jw; /* writer on stdout when json */
+};
+
+extern struct rd_global rd;
+
+/* One line on stderr naming what went wrong ("rseqdbg: <cmd>: ..."); in JSON mode also a
+ * {"error": "..."} document on stdout. Returns EXIT_ERROR. */
+int rd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning on stderr (never on stdout). */
+void rd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Subcommands: argv[0] is the subcommand name; return an exit code. */
+int cmd_scan(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_step(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+
+/* Parse an unsigned number (decimal, 0x hex); false when s is not one. */
+bool rd_parse_u64(const char *s, unsigned long long *v);
+
+#endif

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "common.h"
+
+int cmd_scan(int argc, char **argv)
+{
+	return rd_error("not built yet");
+}
