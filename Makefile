@@ -149,7 +149,7 @@ install: all
 	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
 	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
 	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
-	install -m 644 libelfscan/elfscan.h $(DESTDIR)$(INCDIR)/elfscan.h
+	install -m 644 $(wildcard libelfscan/elfscan*.h) $(DESTDIR)$(INCDIR)/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 $(wildcard scripts/*.py) $(DESTDIR)$(DATADIR)/

@@ -5,7 +5,8 @@
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}
-export RSEQDBG="$PWD/$BUILD/rseqdbg"
+case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
+export RSEQDBG="$BUILD/rseqdbg"
 log=$(mktemp -d /tmp/rseqdbg-tests.XXXXXX)
 pass=0 fail=0 skip=0
 failed=()
@@ -24,7 +25,7 @@ for t in "$BUILD"/tests/test_*; do
 	name=$(basename "$t")
 	echo "== $name"
 	out="$log/$name.log"
-	( cd tests && CMOCKA_MESSAGE_OUTPUT=stdout "../$t" ) >"$out" 2>&1
+	( cd tests && CMOCKA_MESSAGE_OUTPUT=stdout "$t" ) >"$out" 2>&1
 	rc=$?
 	cat "$out"
 	count "$out" "$name"

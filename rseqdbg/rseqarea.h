@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A thread's registered rseq area, read through ptrace and /proc/PID/mem. */
+#ifndef RSEQDBG_RSEQAREA_H
+#define RSEQDBG_RSEQAREA_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifndef PTRACE_GET_RSEQ_CONFIGURATION
+#define PTRACE_GET_RSEQ_CONFIGURATION 0x420f
+#endif
+
+/* PTRACE_GET_RSEQ_CONFIGURATION's answer (Linux 5.13+). */
+struct rd_rseq_config {
+	uint64_t abi_ptr; /* 0: the thread has no rseq area registered */
+	uint32_t abi_size;
+	uint32_t signature;
+	uint32_t flags;
+	uint32_t pad;
+};
+
+/* struct rseq as the kernel updates it (fields past abi_size read as 0). */
+struct rd_rseq_area {
+	uint32_t cpu_id_start;
+	uint32_t cpu_id;
+	uint64_t rseq_cs; /* descriptor of the armed critical section, 0 when none */
+	uint32_t flags;
+	uint32_t node_id;
+	uint32_t mm_cid;
+};
+
+/* tid must be ptrace-stopped by us. Returns 0 or -errno (-EIO: kernel too old). */
+int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg);
+/* Read len bytes of pid's memory at addr (process_vm_readv, then /proc/PID/mem). 0 or -errno. */
+int rd_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Read the rseq area that cfg describes. 0 or -errno. */
+int rd_rseq_read_area(pid_t pid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area);
+
+#endif
