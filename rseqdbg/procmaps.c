@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The ELF modules mapped in a live process, from /proc/PID/maps, each with its load bias. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "procmaps.h"
+
+/* One line of /proc/PID/maps that names a file. */
+struct mapping {
+	uint64_t start, end, offset;
+	dev_t dev;
+	ino_t ino;
+	const char *path;
+};
+
+static bool parse_line(char *line, struct mapping *m)
+{
+	unsigned long long start, end, offset, inode;
+	unsigned int major, minor;
+	char perms[8];
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
+		   &minor, &inode, &pos) < 7 || !pos)
+		return false;
+	line[strcspn(line, "\n")] = '\0';
+	/* Anonymous memory, [heap], [stack], [vdso]: no file to scan. */
+	if (!inode || line[pos] != '/')
+		return false;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	m->dev = makedev(major, minor);
+	m->ino = (ino_t)inode;
+	m->path = line + pos;
+	return true;
+}
+
+/* Open the file behind a mapping: map_files works for deleted files but needs privilege;
+ * /proc/PID/root resolves the path in the process's own mount namespace. */
+static int open_mapped(pid_t pid, const struct mapping *m, char *path, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	size_t plen = strlen(m->path);
+	int fd;
+
+	snprintf(path, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (plen > sizeof(deleted) - 1 && !strcmp(m->path + plen - (sizeof(deleted) - 1), deleted))
+		return -ENOENT;
+	snprintf(path, len, "/proc/%d/root%s", (int)pid, m->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static bool is_elf(int fd)
+{
+	unsigned char magic[4];
+
+	return pread(fd, magic, sizeof(magic), 0) == sizeof(magic) && !memcmp(magic, "\177ELF", 4);
+}
+
+__attribute__((format(printf, 2, 3))) static void module_fail(struct rd_module *mod,
+							       const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	free(mod->err);
+	mod->err = strdup(msg);
+}
+
+/* The bias that puts file offset m->offset at m->start. */
+static int module_bias(const struct elfscan *es, const struct mapping *m, uint64_t *bias)
+{
+	uint64_t addr, pg = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!elfscan_offset_to_addr(es, m->offset, &addr)) {
+		*bias = m->start - addr;
+		return 0;
+	}
+	/* The first page of a segment whose file offset is not page aligned. */
+	for (size_t i = 0; i < elfscan_nsegments(es); i++) {
+		const struct elfscan_segment *s = elfscan_segment(es, i);
+
+		if ((s->offset & ~(pg - 1)) == m->offset) {
+			*bias = m->start - (s->vaddr & ~(pg - 1));
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Scan the file of a module; false when it is not an ELF file (then it is not a module). */
+static bool module_scan(pid_t pid, const struct elfscan_opts *opts, struct rd_module *mod,
+			const struct mapping *first)
+{
+	char path[128];
+	int fd, err;
+
+	fd = open_mapped(pid, first, path, sizeof(path));
+	if (fd < 0) {
+		module_fail(mod, "cannot open: %s", strerror(-fd));
+		return true;
+	}
+	if (!is_elf(fd)) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	err = elfscan_open(path, opts, &mod->es);
+	if (err) {
+		mod->es = NULL;
+		module_fail(mod, "%s", elfscan_errmsg());
+		return true;
+	}
+	if (module_bias(mod->es, first, &mod->bias)) {
+		module_fail(mod, "no PT_LOAD segment maps file offset %#" PRIx64, first->offset);
+		elfscan_close(mod->es);
+		mod->es = NULL;
+	}
+	return true;
+}
+
+static int modules_grow(struct rd_modules *mods, size_t *cap)
+{
+	struct rd_module *v;
+
+	if (mods->n < *cap)
+		return 0;
+	*cap = *cap ? *cap * 2 : 16;
+	v = realloc(mods->v, *cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	mods->v = v;
+	return 0;
+}
+
+/* The module a mapping extends: the latest one of the same file, unless the mapping starts
+ * the file again at offset 0 (the same file loaded twice). */
+static struct rd_module *module_of(struct rd_modules *mods, const struct mapping *m)
+{
+	for (size_t i = mods->n; i-- > 0;) {
+		struct rd_module *mod = &mods->v[i];
+
+		if (mod->dev == m->dev && mod->ino == m->ino && !strcmp(mod->path, m->path))
+			return m->offset ? mod : NULL;
+	}
+	return NULL;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct rd_module *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods)
+{
+	struct mapping *firsts = NULL; /* the mapping each module starts with */
+	size_t cap = 0, fcap = 0, len = 0, kept = 0;
+	char path[64], *line = NULL;
+	ssize_t n;
+	FILE *f;
+	int err = 0;
+
+	memset(mods, 0, sizeof(*mods));
+	mods->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &len, f)) > 0) {
+		struct rd_module *mod;
+		struct mapping m;
+
+		if (!parse_line(line, &m))
+			continue;
+		mod = module_of(mods, &m);
+		if (mod) {
+			if (m.start < mod->start)
+				mod->start = m.start;
+			if (m.end > mod->end)
+				mod->end = m.end;
+			continue;
+		}
+		err = modules_grow(mods, &cap);
+		if (!err && fcap < cap) {
+			struct mapping *v = realloc(firsts, cap * sizeof(*v));
+
+			if (v) {
+				firsts = v;
+				fcap = cap;
+			} else {
+				err = -ENOMEM;
+			}
+		}
+		if (err)
+			goto out;
+		mod = &mods->v[mods->n];
+		memset(mod, 0, sizeof(*mod));
+		mod->path = strdup(m.path);
+		if (!mod->path) {
+			err = -ENOMEM;
+			goto out;
+		}
+		mod->start = m.start;
+		mod->end = m.end;
+		mod->dev = m.dev;
+		mod->ino = m.ino;
+		firsts[mods->n] = m;
+		firsts[mods->n].path = mod->path;
+		mods->n++;
+	}
+	/* A process that exited between open and read leaves the file empty or unreadable. */
+	if (ferror(f)) {
+		err = -EIO;
+		goto out;
+	}
+	/* Scan after reading, so the maps are one snapshot. Files that are not ELF (locale
+	 * archives, data files) are not modules. */
+	for (size_t i = 0; i < mods->n; i++) {
+		struct rd_module *mod = &mods->v[i];
+
+		if (module_scan(pid, opts, mod, &firsts[i]))
+			mods->v[kept++] = *mod;
+		else
+			free(mod->path);
+	}
+	mods->n = kept;
+	qsort(mods->v, mods->n, sizeof(*mods->v), cmp_start);
+out:
+	free(line);
+	free(firsts);
+	fclose(f);
+	if (err)
+		rd_modules_free(mods);
+	return err;
+}
+
+void rd_modules_free(struct rd_modules *mods)
+{
+	if (!mods)
+		return;
+	for (size_t i = 0; i < mods->n; i++) {
+		free(mods->v[i].path);
+		free(mods->v[i].err);
+		elfscan_close(mods->v[i].es);
+	}
+	free(mods->v);
+	mods->v = NULL;
+	mods->n = 0;
+}
+
+const struct rd_module *rd_modules_find(const struct rd_modules *mods, uint64_t addr)
+{
+	size_t lo = 0, hi = mods->n;
+
+	/* The last module starting at or below addr, then earlier ones in case they overlap. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mods->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		if (addr < mods->v[i].end)
+			return &mods->v[i];
+	}
+	return NULL;
+}
+
+const struct elfscan_cs *rd_modules_lookup(const struct rd_modules *mods, uint64_t addr,
+					   const struct rd_module **mod)
+{
+	const struct rd_module *m = rd_modules_find(mods, addr);
+	const struct elfscan_cs *cs;
+
+	if (mod)
+		*mod = NULL;
+	if (!m || !m->es)
+		return NULL;
+	cs = elfscan_lookup(m->es, addr - m->bias);
+	if (cs && mod)
+		*mod = m;
+	return cs;
+}

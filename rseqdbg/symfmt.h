@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Printing a program location: "func+0x12 (file.S:42)" for people, a LOC object for JSON. */
+#ifndef RSEQDBG_SYMFMT_H
+#define RSEQDBG_SYMFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elfscan.h"
+#include "json.h"
+
+/* Enough for any location rd_loc_str() writes before truncating a long name. */
+#define RD_LOC_LEN 512
+
+/* Symbolize addr (a libelfscan address of es); loc is zeroed when nothing covers it or es is
+ * NULL. Returns whether a function was found. */
+bool rd_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc);
+
+/* "func+0x12 (file.S:42)", "func (file.S:42)" at offset 0, "func+0x12" without line
+ * information, "file.S:42" without a symbol, "?" with neither. The file is shown by its last
+ * path component. Returns buf. */
+const char *rd_loc_str(const struct elfscan_loc *loc, char *buf, size_t len);
+
+/* rd_symbolize() + rd_loc_str() in one call. */
+const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len);
+
+/* A LOC object {"addr", "function", "offset", "file", "line"} for the libelfscan address
+ * addr of es; "addr" is written as addr + bias (the runtime address of a loaded module, 0
+ * for a file). Unknown parts are null; es may be NULL. */
+void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias);
+
+/* The same after jw_key(w, key). */
+void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr,
+		  uint64_t bias);
+
+#endif
