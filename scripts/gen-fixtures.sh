@@ -63,6 +63,34 @@ gen_x86_64() {
 	for f in "$d"/*; do say "$f"; done
 }
 
+# cross ARCH TRIPLET AS-FLAGS LD-FLAGS INTERP: cs.o, cs-pie and cs.so from cs-generic.s
+cross() {
+	local t=$2 asf=$3 ldf=$4 interp=$5 d=$OUT/$1 inc=${6:-$1}
+	mkdir -p "$d"
+	$t-as $asf -o "$d/cs.o" $SRC/arch/$inc.inc $SRC/cs-generic.s
+	# 4 KiB pages keep the files small on targets whose default is 64 KiB.
+	$t-ld $ldf -z max-page-size=4096 -pie --build-id=sha1 -e _start \
+		--dynamic-linker "$interp" -o "$d/cs-pie" "$d/cs.o"
+	$t-ld $ldf -z max-page-size=4096 -shared --build-id=sha1 -soname cs.so \
+		-o "$d/cs.so" "$d/cs.o"
+}
+
+gen_i386() { cross i386 i686-linux-gnu --32 "-m elf_i386" /lib/ld-linux.so.2; }
+gen_aarch64() {
+	cross aarch64 aarch64-linux-gnu "" "" /lib/ld-linux-aarch64.so.1
+	ld.lld -pie --build-id=sha1 -e _start --dynamic-linker /lib/ld-linux-aarch64.so.1 \
+		-o $OUT/aarch64/cs-lld-pie $OUT/aarch64/cs.o
+}
+gen_arm() { cross arm arm-linux-gnueabihf "" "" /lib/ld-linux-armhf.so.3; }
+# Big-endian ARMv7 (BE8: big-endian data, instructions swapped to little endian by ld).
+gen_armeb() { cross armeb arm-linux-gnueabihf -EB "-EB --be8" /lib/ld-linux-armhf.so.3; }
+gen_ppc64le() { cross ppc64le powerpc64le-linux-gnu "" "" /lib64/ld64.so.2 ppc64; }
+gen_ppc64() { cross ppc64 powerpc64-linux-gnu "" "" /lib64/ld64.so.2; }
+# 32-bit big-endian PowerPC, with the 64-bit toolchain in 32-bit mode.
+gen_ppc() { cross ppc powerpc64-linux-gnu "-a32 -mbig" "-m elf32ppclinux" /lib/ld.so.1; }
+gen_s390x() { cross s390x s390x-linux-gnu "" "" /lib/ld64.so.1; }
+gen_riscv64() { cross riscv64 riscv64-linux-gnu "" "" /lib/ld-linux-riscv64-lp64d.so.1; }
+
 gen_unknown() {
 	local d=$OUT/unknown
 	mkdir -p "$d"
@@ -72,8 +100,9 @@ gen_unknown() {
 	say "$d/cs-em32343"
 }
 
-ARCHES=${*:-x86_64 unknown}
+ARCHES=${*:-x86_64 i386 aarch64 arm armeb ppc64le ppc64 ppc s390x riscv64 unknown}
 for a in $ARCHES; do
 	echo "$a:"
 	"gen_$a"
+	case $a in x86_64 | unknown) ;; *) for f in "$OUT/$a"/*; do say "$f"; done ;; esac
 done
