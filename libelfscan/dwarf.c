@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * DWARF through libdw: the line table and the subprograms of the file, or of its separate
+ * debug file (found by build-id, then by .gnu_debuglink with its CRC checked). Both are read
+ * once into sorted arrays so that a lookup is a binary search. A .o goes through libdwfl,
+ * which applies the relocations of its debug sections.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "debuginfo.h"
+#include "internal.h"
+
+#define DEFAULT_DEBUG_DIRS "/usr/lib/debug"
+
+struct es_line {
+	uint64_t addr;
+	const char *file; /* full path as libdw composes it (comp_dir, include dir, name) */
+	int line, col;
+	uint32_t order; /* position in the table, to keep the sort stable */
+	bool end_seq, stmt;
+};
+
+struct es_range {
+	uint64_t lo, hi;
+};
+
+struct es_func {
+	uint64_t lo, hi;
+	const char *name;
+};
+
+/* For a .o: where libdwfl placed a section, and where the library places it. */
+struct es_relsec {
+	uint64_t dwfl_lo, dwfl_hi, addr;
+};
+
+struct es_dwarf {
+	Dwarf *dbg;
+	Elf *self; /* our own handle on the image, so that libdw never alters es->elf */
+	Dwfl *dwfl;
+	char *relcopy; /* the .o's bytes, which libdwfl lays out and relocates in place */
+	struct es_relsec *rel;
+	size_t nrel;
+	uint64_t dwarf_bias;
+
+	char *debug_path; /* separate debug file */
+	int debug_fd;
+	Elf *debug_elf;
+
+	struct es_line *lines;
+	size_t nlines;
+	bool lines_built;
+	struct es_range *units; /* address ranges of the units, sorted by lo */
+	uint64_t *unit_maxend;
+	size_t nunits;
+	bool unbounded; /* a unit with rows but no ranges: rows are taken as they are */
+	struct es_func *funcs; /* sorted by lo */
+	uint64_t *func_maxend;
+	size_t nfuncs;
+	bool funcs_built;
+
+	struct es_range *text; /* executable sections: real code lives there */
+	size_t ntext;
+};
+
+void es_dwarf_free(struct es_dwarf *dw)
+{
+	if (!dw)
+		return;
+	if (dw->dwfl)
+		dwfl_end(dw->dwfl); /* owns dbg */
+	else if (dw->dbg)
+		dwarf_end(dw->dbg);
+	free(dw->relcopy);
+	free(dw->rel);
+	if (dw->self)
+		elf_end(dw->self);
+	if (dw->debug_elf)
+		elf_end(dw->debug_elf);
+	if (dw->debug_fd >= 0)
+		close(dw->debug_fd);
+	free(dw->debug_path);
+	free(dw->lines);
+	free(dw->units);
+	free(dw->unit_maxend);
+	free(dw->funcs);
+	free(dw->func_maxend);
+	free(dw->text);
+	free(dw);
+}
+
+/* The NT_GNU_BUILD_ID bytes of elf, as lowercase hex in buf; false when it has none. */
+static bool build_id_hex(Elf *elf, char *buf, size_t bufsz)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nhdr;
+		size_t off = 0, noff, doff, i;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nhdr, &noff, &doff)) > 0) {
+			const unsigned char *desc = (const unsigned char *)data->d_buf + doff;
+
+			if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + noff, "GNU", 4) || !nhdr.n_descsz ||
+			    nhdr.n_descsz * 2 + 1 > bufsz)
+				continue;
+			for (i = 0; i < nhdr.n_descsz; i++)
+				snprintf(buf + 2 * i, 3, "%02x", desc[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool has_units(Dwarf *dbg)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+
+	return dbg && dwarf_get_units(dbg, NULL, &cu, &version, &unit_type, &cudie, NULL) == 0;
+}
+
+/* Open path as a separate debug file: ELF, with DWARF or a symbol table. */
+static bool try_debug_file(struct es_dwarf *dw, const char *path, const char *want_id,
+			   bool check_crc, uint32_t crc)
+{
+	char id[256];
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (check_crc) {
+		struct stat sb;
+		void *map;
+		uLong sum;
+
+		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !sb.st_size)
+			goto fail;
+		map = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			goto fail;
+		sum = crc32_z(0, map, sb.st_size);
+		munmap(map, sb.st_size);
+		if ((uint32_t)sum != crc)
+			goto fail;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto fail_elf;
+	if (want_id && (!build_id_hex(elf, id, sizeof(id)) || strcmp(id, want_id)))
+		goto fail_elf;
+	dw->debug_path = strdup(path);
+	if (!dw->debug_path)
+		goto fail_elf;
+	dw->debug_fd = fd;
+	dw->debug_elf = elf;
+	return true;
+fail_elf:
+	if (elf)
+		elf_end(elf);
+fail:
+	close(fd);
+	return false;
+}
+
+/* Call fn for each ':'-separated debug directory until it returns true. */
+static bool each_debug_dir(struct elfscan *es, bool (*fn)(struct elfscan *, const char *, void *),
+			   void *arg)
+{
+	const char *dirs = es->opts.debug_dirs ? es->opts.debug_dirs : DEFAULT_DEBUG_DIRS;
+	char dir[PATH_MAX];
+
+	while (*dirs) {
+		size_t len = strcspn(dirs, ":");
+
+		if (len && len < sizeof(dir)) {
+			memcpy(dir, dirs, len);
+			dir[len] = 0;
+			if (fn(es, dir, arg))
+				return true;
+		}
+		dirs += len;
+		if (*dirs == ':')
+			dirs++;
+	}
+	return false;
+}
+
+static bool by_build_id(struct elfscan *es, const char *dir, void *arg)
+{
+	const char *id = arg;
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dir, id, id + 2) >=
+	    (int)sizeof(path))
+		return false;
+	return try_debug_file(es->dw, path, id, false, 0);
+}
+
+struct debuglink {
+	const char *name; /* the file name the link gives */
+	const char *dir;  /* directory of the file itself, real path */
+	uint32_t crc;
+};
+
+static bool by_debuglink_dir(struct elfscan *es, const char *root, void *arg)
+{
+	const struct debuglink *link = arg;
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s%s/%s", root, link->dir, link->name) >=
+	    (int)sizeof(path))
+		return false;
+	return try_debug_file(es->dw, path, NULL, true, link->crc);
+}
+
+/* .gnu_debuglink: a file name, padding to 4 bytes, the CRC-32 of the debug file. */
+static bool by_debuglink(struct elfscan *es)
+{
+	char real[PATH_MAX], path[PATH_MAX], *slash;
+	struct debuglink link;
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+	size_t len, shstrndx;
+	const unsigned char *p;
+	const char *name;
+
+	if (!es->path || !strcmp(es->path, "<memory>") || elf_getshdrstrndx(es->elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(es->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(es->elf, shstrndx, shdr.sh_name);
+		if (name && !strcmp(name, ".gnu_debuglink"))
+			break;
+	}
+	if (!scn || !(data = elf_rawdata(scn, NULL)) || !data->d_buf)
+		return false;
+	p = data->d_buf;
+	len = strnlen((const char *)p, data->d_size);
+	if (!len || len == data->d_size || strchr((const char *)p, '/'))
+		return false;
+	len = (len + 4) & ~(size_t)3;
+	if (data->d_size < len + 4)
+		return false;
+	link.crc = es->ehdr.e_ident[EI_DATA] == ELFDATA2MSB ?
+			   (uint32_t)p[len] << 24 | p[len + 1] << 16 | p[len + 2] << 8 | p[len + 3] :
+			   (uint32_t)p[len + 3] << 24 | p[len + 2] << 16 | p[len + 1] << 8 | p[len];
+	link.name = (const char *)p;
+	if (!realpath(es->path, real))
+		snprintf(real, sizeof(real), "%s", es->path);
+	slash = strrchr(real, '/');
+	if (slash) {
+		*slash = 0;
+		link.dir = real;
+	} else {
+		link.dir = ".";
+	}
+	/* A file cannot carry its own CRC, so the file itself never matches. */
+	if (snprintf(path, sizeof(path), "%s/%s", link.dir, link.name) < (int)sizeof(path) &&
+	    try_debug_file(es->dw, path, NULL, true, link.crc))
+		return true;
+	if (snprintf(path, sizeof(path), "%s/.debug/%s", link.dir, link.name) <
+		    (int)sizeof(path) &&
+	    try_debug_file(es->dw, path, NULL, true, link.crc))
+		return true;
+	return each_debug_dir(es, by_debuglink_dir, &link);
+}
+
+static void find_debug_file(struct elfscan *es)
+{
+	char id[256];
+
+	if (build_id_hex(es->elf, id, sizeof(id)) && strlen(id) > 2 &&
+	    each_debug_dir(es, by_build_id, id))
+		return;
+	by_debuglink(es);
+}
+
+static int no_debuginfo_search(Dwfl_Module *mod, void **userdata, const char *modname,
+			       Dwarf_Addr base, const char *file_name,
+			       const char *debuglink_file, GElf_Word debuglink_crc,
+			       char **debuginfo_file_name)
+{
+	return -1;
+}
+
+/* A .o: libdwfl lays its sections out and applies the relocations of the debug sections;
+ * map its layout to the library's, section by section. */
+static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_debuginfo = no_debuginfo_search,
+		.section_address = dwfl_offline_section_address,
+	};
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf *elf;
+
+	dw->relcopy = malloc(es->size ? es->size : 1);
+	dw->dwfl = dwfl_begin(&cb);
+	if (!dw->relcopy || !dw->dwfl)
+		return;
+	memcpy(dw->relcopy, es->image, es->size);
+	mod = dwfl_report_offline_memory(dw->dwfl, "object", "object", dw->relcopy, es->size);
+	if (!mod || dwfl_report_end(dw->dwfl, NULL, NULL))
+		return;
+	dw->dbg = dwfl_module_getdwarf(mod, &dw->dwarf_bias);
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!dw->dbg || !elf || !es->secaddr)
+		goto none;
+	dw->rel = calloc(es->shnum ? es->shnum : 1, sizeof(*dw->rel));
+	if (!dw->rel)
+		goto none;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t ndx = elf_ndxscn(scn);
+
+		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC) || !shdr.sh_size ||
+		    ndx >= es->shnum)
+			continue;
+		dw->rel[dw->nrel].dwfl_lo = shdr.sh_addr + bias;
+		dw->rel[dw->nrel].dwfl_hi = shdr.sh_addr + bias + shdr.sh_size;
+		dw->rel[dw->nrel].addr = es->secaddr[ndx];
+		dw->nrel++;
+	}
+	return;
+none:
+	dw->dbg = NULL;
+}
+
+/* From a DWARF address to the library's; false for code that is not in the file (a
+ * function discarded by the linker keeps its rows at 0 or at a tombstone value). */
+static bool to_addr(const struct es_dwarf *dw, Dwarf_Addr a, bool at_end, uint64_t *addr)
+{
+	size_t i;
+
+	a += dw->dwarf_bias;
+	if (dw->dwfl) {
+		for (i = 0; i < dw->nrel; i++) {
+			const struct es_relsec *r = &dw->rel[i];
+
+			if (at_end ? (a > r->dwfl_lo && a <= r->dwfl_hi) :
+				     (a >= r->dwfl_lo && a < r->dwfl_hi)) {
+				*addr = a - r->dwfl_lo + r->addr;
+				return true;
+			}
+		}
+		return false;
+	}
+	if (!dw->ntext) {
+		*addr = a;
+		return true;
+	}
+	for (i = 0; i < dw->ntext; i++) {
+		if (at_end ? (a > dw->text[i].lo && a <= dw->text[i].hi) :
+			     (a >= dw->text[i].lo && a < dw->text[i].hi)) {
+			*addr = a;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void find_text(struct elfscan *es, struct es_dwarf *dw)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	dw->text = calloc(es->shnum ? es->shnum : 1, sizeof(*dw->text));
+	if (!dw->text)
+		return;
+	while ((scn = elf_nextscn(es->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_EXECINSTR) ||
+		    !(shdr.sh_flags & SHF_ALLOC) || dw->ntext >= es->shnum)
+			continue;
+		dw->text[dw->ntext].lo = shdr.sh_addr;
+		dw->text[dw->ntext].hi = shdr.sh_addr + shdr.sh_size;
+		dw->ntext++;
+	}
+}
+
+/* Find and open the DWARF once: the file's own, else a separate debug file's. */
+static struct es_dwarf *dwarf_get(struct elfscan *es)
+{
+	struct es_dwarf *dw;
+
+	if (es->dw_tried)
+		return es->dw;
+	es->dw_tried = true;
+	dw = calloc(1, sizeof(*dw));
+	if (!dw)
+		return NULL;
+	dw->debug_fd = -1;
+	es->dw = dw;
+	if (es->opts.no_debuginfo || !es->elf || !es->image)
+		return dw;
+	if (es->ehdr.e_type == ET_REL) {
+		open_relocatable(es, dw);
+		return dw;
+	}
+	find_text(es, dw);
+	dw->self = elf_memory((char *)es->image, es->size);
+	if (dw->self)
+		dw->dbg = dwarf_begin_elf(dw->self, DWARF_C_READ, NULL);
+	if (has_units(dw->dbg))
+		return dw;
+	if (dw->dbg)
+		dwarf_end(dw->dbg);
+	dw->dbg = NULL;
+	find_debug_file(es);
+	if (dw->debug_elf) {
+		dw->dbg = dwarf_begin_elf(dw->debug_elf, DWARF_C_READ, NULL);
+		if (dw->dbg && !has_units(dw->dbg)) {
+			dwarf_end(dw->dbg);
+			dw->dbg = NULL;
+		}
+	}
+	return dw;
+}
+
+Elf *es_debug_elf(struct elfscan *es)
+{
+	struct es_dwarf *dw = dwarf_get(es);
+
+	return dw ? dw->debug_elf : NULL;
+}
+
+const char *elfscan_debug_file(struct elfscan *es)
+{
+	struct es_dwarf *dw = es ? dwarf_get(es) : NULL;
+
+	return dw ? dw->debug_path : NULL;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct es_line *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* The end of one sequence comes before a row starting the next at that address. */
+	if (x->end_seq != y->end_seq)
+		return x->end_seq ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int add_unit_lines(struct es_dwarf *dw, Dwarf_Die *cudie, size_t *cap)
+{
+	Dwarf_Lines *lines;
+	size_t n, i;
+
+	if (dwarf_getsrclines(cudie, &lines, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		struct es_line *row;
+		Dwarf_Addr a;
+		bool end_seq = false, stmt = false;
+
+		if (!l || dwarf_lineaddr(l, &a) || dwarf_lineendsequence(l, &end_seq))
+			continue;
+		if (dw->nlines == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 1024;
+			struct es_line *p = realloc(dw->lines, ncap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			dw->lines = p;
+			*cap = ncap;
+		}
+		row = &dw->lines[dw->nlines];
+		if (!to_addr(dw, a, end_seq, &row->addr))
+			continue;
+		dwarf_linebeginstatement(l, &stmt);
+		row->end_seq = end_seq;
+		row->stmt = stmt;
+		row->file = dwarf_linesrc(l, NULL, NULL);
+		if (dwarf_lineno(l, &row->line))
+			row->line = 0;
+		if (dwarf_linecol(l, &row->col))
+			row->col = 0;
+		row->order = dw->nlines;
+		dw->nlines++;
+	}
+	return 0;
+}
+
+/* A unit's ranges bound its rows: the last row of a sequence may sit at its end address,
+ * covering nothing, and must not claim the padding after the code. */
+static int add_unit_ranges(struct es_dwarf *dw, Dwarf_Die *cudie, size_t *cap)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	bool any = false;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &start, &end)) > 0) {
+		struct es_range *r;
+
+		if (end <= start)
+			continue;
+		any = true;
+		if (dw->nunits == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			struct es_range *p = realloc(dw->units, ncap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			dw->units = p;
+			*cap = ncap;
+		}
+		r = &dw->units[dw->nunits];
+		if (!to_addr(dw, start, false, &r->lo))
+			continue;
+		r->hi = r->lo + (end - start);
+		dw->nunits++;
+	}
+	if (!any)
+		dw->unbounded = true;
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct es_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static bool in_units(const struct es_dwarf *dw, uint64_t addr)
+{
+	ssize_t lo = 0, hi = (ssize_t)dw->nunits - 1, j = -1;
+
+	if (dw->unbounded)
+		return true;
+	while (lo <= hi) {
+		ssize_t mid = lo + (hi - lo) / 2;
+
+		if (dw->units[mid].lo <= addr) {
+			j = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	for (; j >= 0 && dw->unit_maxend[j] > addr; j--) {
+		if (dw->units[j].hi > addr)
+			return true;
+	}
+	return false;
+}
+
+/* Every row of every unit, sorted by address once: a lookup is then a binary search. */
+static struct es_dwarf *lines_get(struct elfscan *es)
+{
+	struct es_dwarf *dw = dwarf_get(es);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	size_t cap = 0, ucap = 0, before, i;
+
+	if (!dw || !dw->dbg || dw->lines_built)
+		return dw;
+	dw->lines_built = true;
+	while (dwarf_get_units(dw->dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		before = dw->nlines;
+		if (add_unit_lines(dw, &cudie, &cap))
+			goto nomem;
+		if (dw->nlines > before && add_unit_ranges(dw, &cudie, &ucap))
+			goto nomem;
+	}
+	qsort(dw->lines, dw->nlines, sizeof(*dw->lines), line_cmp);
+	qsort(dw->units, dw->nunits, sizeof(*dw->units), range_cmp);
+	dw->unit_maxend = calloc(dw->nunits + 1, sizeof(*dw->unit_maxend));
+	if (!dw->unit_maxend)
+		goto nomem;
+	for (i = 0; i < dw->nunits; i++)
+		dw->unit_maxend[i] = i && dw->unit_maxend[i - 1] > dw->units[i].hi ?
+					     dw->unit_maxend[i - 1] :
+					     dw->units[i].hi;
+	return dw;
+nomem:
+	es_err(ENOMEM, "%s: out of memory reading the line table", es->path);
+	free(dw->lines);
+	dw->lines = NULL;
+	dw->nlines = 0;
+	return dw;
+}
+
+bool elfscan_has_dwarf(struct elfscan *es)
+{
+	struct es_dwarf *dw = es ? lines_get(es) : NULL;
+
+	return dw && dw->nlines;
+}
+
+int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *line, int *col)
+{
+	struct es_dwarf *dw = lines_get(es);
+	ssize_t lo = 0, hi, res = -1;
+	const struct es_line *row;
+
+	if (!dw || !dw->nlines)
+		return -ENOENT;
+	hi = (ssize_t)dw->nlines - 1;
+	while (lo <= hi) {
+		ssize_t mid = lo + (hi - lo) / 2;
+
+		if (dw->lines[mid].addr <= addr) {
+			res = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	if (res < 0)
+		return -ENOENT;
+	row = &dw->lines[res];
+	/* Past the end of its sequence, or code the compiler attributes to no line. */
+	if (row->end_seq || !row->line || !row->file || !in_units(dw, addr))
+		return -ENOENT;
+	*file = row->file;
+	*line = row->line;
+	*col = row->col;
+	return 0;
+}
+
+static bool file_matches(const char *path, const char *spec)
+{
+	size_t plen = strlen(path), slen = strlen(spec);
+
+	if (!strcmp(path, spec))
+		return true;
+	/* "x.c" matches ".../x.c" and "dir/x.c" matches ".../dir/x.c". */
+	return slen < plen && !strcmp(path + plen - slen, spec) && path[plen - slen - 1] == '/';
+}
+
+int es_dwarf_resolve_line(struct elfscan *es, const char *file, int line, uint64_t *addr)
+{
+	struct es_dwarf *dw = lines_get(es);
+	const char *last_file = NULL;
+	bool last_match = false, found = false, found_next = false;
+	uint64_t best = 0, best_next = 0;
+	int next_line = 0;
+	size_t i;
+
+	if (!dw)
+		return -ENOENT;
+	for (i = 0; i < dw->nlines; i++) {
+		const struct es_line *row = &dw->lines[i];
+
+		if (row->end_seq || !row->stmt || !row->file || row->line < line)
+			continue;
+		if (row->file != last_file) {
+			last_file = row->file;
+			last_match = file_matches(row->file, file);
+		}
+		if (!last_match)
+			continue;
+		if (row->line == line) {
+			if (!found || row->addr < best)
+				best = row->addr;
+			found = true;
+		} else if (!found_next || row->line < next_line ||
+			   (row->line == next_line && row->addr < best_next)) {
+			/* Like a debugger: a line without code stands for the next one with. */
+			next_line = row->line;
+			best_next = row->addr;
+			found_next = true;
+		}
+	}
+	if (!found && !found_next)
+		return -ENOENT;
+	*addr = found ? best : best_next;
+	return 0;
+}
+
+static int add_func(struct es_dwarf *dw, Dwarf_Die *die, size_t *cap)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	const char *name;
+
+	if (!dwarf_attr_integrate(die, DW_AT_name, &attr) || !(name = dwarf_formstring(&attr)))
+		return 0;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		struct es_func *f;
+
+		if (end <= start)
+			continue;
+		if (dw->nfuncs == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			struct es_func *p = realloc(dw->funcs, ncap * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			dw->funcs = p;
+			*cap = ncap;
+		}
+		f = &dw->funcs[dw->nfuncs];
+		if (!to_addr(dw, start, false, &f->lo))
+			continue;
+		f->hi = f->lo + (end - start);
+		f->name = name;
+		dw->nfuncs++;
+	}
+	return 0;
+}
+
+static int walk_funcs(struct es_dwarf *dw, Dwarf_Die *parent, size_t *cap, int depth)
+{
+	Dwarf_Die die;
+	int err;
+
+	if (depth > 64 || dwarf_child(parent, &die))
+		return 0;
+	do {
+		switch (dwarf_tag(&die)) {
+		case DW_TAG_subprogram:
+			err = add_func(dw, &die, cap);
+			if (!err)
+				err = walk_funcs(dw, &die, cap, depth + 1);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_lexical_block:
+			err = walk_funcs(dw, &die, cap, depth + 1);
+			break;
+		default:
+			err = 0;
+		}
+		if (err)
+			return err;
+	} while (dwarf_siblingof(&die, &die) == 0);
+	return 0;
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct es_func *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Subprograms are walked only when the symbol table could not answer. */
+static struct es_dwarf *funcs_get(struct elfscan *es)
+{
+	struct es_dwarf *dw = dwarf_get(es);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	size_t cap = 0, i;
+
+	if (!dw || !dw->dbg || dw->funcs_built)
+		return dw;
+	dw->funcs_built = true;
+	while (dwarf_get_units(dw->dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		if (walk_funcs(dw, &cudie, &cap, 0))
+			goto nomem;
+	}
+	qsort(dw->funcs, dw->nfuncs, sizeof(*dw->funcs), func_cmp);
+	dw->func_maxend = calloc(dw->nfuncs + 1, sizeof(*dw->func_maxend));
+	if (!dw->func_maxend)
+		goto nomem;
+	for (i = 0; i < dw->nfuncs; i++)
+		dw->func_maxend[i] = i && dw->func_maxend[i - 1] > dw->funcs[i].hi ?
+					     dw->func_maxend[i - 1] :
+					     dw->funcs[i].hi;
+	return dw;
+nomem:
+	es_err(ENOMEM, "%s: out of memory reading DWARF subprograms", es->path);
+	free(dw->funcs);
+	dw->funcs = NULL;
+	dw->nfuncs = 0;
+	return dw;
+}
+
+const char *es_dwarf_func(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	struct es_dwarf *dw = funcs_get(es);
+	ssize_t l = 0, h, j = -1;
+
+	if (!dw || !dw->nfuncs)
+		return NULL;
+	h = (ssize_t)dw->nfuncs - 1;
+	while (l <= h) {
+		ssize_t mid = l + (h - l) / 2;
+
+		if (dw->funcs[mid].lo <= addr) {
+			j = mid;
+			l = mid + 1;
+		} else {
+			h = mid - 1;
+		}
+	}
+	for (; j >= 0 && dw->func_maxend[j] > addr; j--) {
+		if (dw->funcs[j].hi > addr) {
+			*lo = dw->funcs[j].lo;
+			*hi = dw->funcs[j].hi;
+			return dw->funcs[j].name;
+		}
+	}
+	return NULL;
+}
+
+int es_dwarf_resolve_func(struct elfscan *es, const char *name, uint64_t *addr)
+{
+	struct es_dwarf *dw = funcs_get(es);
+	size_t i;
+
+	if (!dw)
+		return -ENOENT;
+	for (i = 0; i < dw->nfuncs; i++) {
+		if (!strcmp(dw->funcs[i].name, name)) {
+			*addr = dw->funcs[i].lo; /* sorted: the lowest */
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
