@@ -40,6 +40,7 @@ struct es_range {
 
 struct es_func {
 	uint64_t lo, hi;
+	uint64_t entry; /* where a call enters: the first range of a function split in parts */
 	const char *name;
 };
 
@@ -711,12 +712,15 @@ int es_dwarf_resolve_line(struct elfscan *es, const char *file, int line, uint64
 static int add_func(struct es_dwarf *dw, Dwarf_Die *die, size_t *cap)
 {
 	Dwarf_Attribute attr;
-	Dwarf_Addr base, start, end;
+	Dwarf_Addr base, start, end, entry;
 	ptrdiff_t off = 0;
 	const char *name;
+	bool have_entry;
+	size_t first = dw->nfuncs;
 
 	if (!dwarf_attr_integrate(die, DW_AT_name, &attr) || !(name = dwarf_formstring(&attr)))
 		return 0;
+	have_entry = !dwarf_entrypc(die, &entry) && to_addr(dw, entry, false, &entry);
 	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
 		struct es_func *f;
 
@@ -736,6 +740,7 @@ static int add_func(struct es_dwarf *dw, Dwarf_Die *die, size_t *cap)
 			continue;
 		f->hi = f->lo + (end - start);
 		f->name = name;
+		f->entry = have_entry ? entry : dw->funcs[first].lo;
 		dw->nfuncs++;
 	}
 	return 0;
@@ -850,15 +855,16 @@ const char *es_dwarf_func(struct elfscan *es, uint64_t addr, uint64_t *lo, uint6
 int es_dwarf_resolve_func(struct elfscan *es, const char *name, uint64_t *addr)
 {
 	struct es_dwarf *dw = funcs_get(es);
+	bool found = false;
 	size_t i;
 
 	if (!dw)
 		return -ENOENT;
 	for (i = 0; i < dw->nfuncs; i++) {
-		if (!strcmp(dw->funcs[i].name, name)) {
-			*addr = dw->funcs[i].lo; /* sorted: the lowest */
-			return 0;
-		}
+		if (strcmp(dw->funcs[i].name, name) || (found && dw->funcs[i].entry >= *addr))
+			continue;
+		*addr = dw->funcs[i].entry;
+		found = true;
 	}
-	return -ENOENT;
+	return found ? 0 : -ENOENT;
 }
