@@ -16,6 +16,20 @@ int es_err(int err, const char *fmt, ...)
 	return -err;
 }
 
+int es_ferr(const struct elfscan *es, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(last_err, sizeof(last_err), "%s: ", es->path ? es->path : "<memory>");
+	if (n < 0 || (size_t)n >= sizeof(last_err))
+		return -err;
+	va_start(ap, fmt);
+	vsnprintf(last_err + n, sizeof(last_err) - n, fmt, ap);
+	va_end(ap);
+	return -err;
+}
+
 const char *elfscan_errmsg(void)
 {
 	return last_err;

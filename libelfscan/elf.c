@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Open an ELF file or buffer: validate its headers, sections and segments, lay out the
+ * sections of an object file, and read loaded bytes by address. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const struct {
+	const char *name;
+	enum es_tab_kind kind;
+} tab_names[] = {
+	{ "__rseq_cs", ES_TAB_CS },
+	{ "__rseq_cs_ptr_array", ES_TAB_PTRS },
+	{ "__rseq_exit_point_array", ES_TAB_EXITS },
+	{ "__rseq_table", ES_TAB_TABLE },
+	{ "__rseq_sections", ES_TAB_SECTIONS },
+};
+
+const char *es_secname(const struct elfscan *es, size_t ndx)
+{
+	const char *s = NULL;
+
+	if (es->elf && es->shstrndx && ndx < es->shnum)
+		s = elf_strptr(es->elf, es->shstrndx, es->shdrs[ndx].sh_name);
+	return s ? s : "";
+}
+
+/* The raw header fields libelf would otherwise reject with a generic message. */
+static int check_header(struct elfscan *es)
+{
+	const unsigned char *p = es->image;
+	bool is64;
+	size_t ehsz, shsz, phsz;
+	uint64_t shoff, phoff, shnum, phnum, shstrndx;
+	unsigned int shentsize, phentsize;
+
+	if (es->size == 0)
+		return es_ferr(es, EINVAL, "empty file");
+	if (es->size < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
+		return es_ferr(es, EINVAL, "not an ELF file (no \\177ELF magic at offset 0)");
+	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
+		return es_ferr(es, EINVAL, "unknown ELF class %u at offset 0x%x (expected 1 or 2)",
+			       p[EI_CLASS], EI_CLASS);
+	if (p[EI_DATA] != ELFDATA2LSB && p[EI_DATA] != ELFDATA2MSB)
+		return es_ferr(es, EINVAL,
+			       "unknown ELF data encoding %u at offset 0x%x (expected 1 or 2)",
+			       p[EI_DATA], EI_DATA);
+	if (p[EI_VERSION] != EV_CURRENT)
+		return es_ferr(es, EINVAL, "unknown ELF version %u at offset 0x%x (expected 1)",
+			       p[EI_VERSION], EI_VERSION);
+	is64 = p[EI_CLASS] == ELFCLASS64;
+	es->big_endian = p[EI_DATA] == ELFDATA2MSB;
+	es->wordsz = is64 ? 8 : 4;
+	ehsz = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	shsz = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	phsz = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	if (es->size < ehsz)
+		return es_ferr(es, EINVAL, "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
+			       es->size, ehsz);
+
+	if (is64) {
+		phoff = es_load(es, p + 32, 8);
+		shoff = es_load(es, p + 40, 8);
+		phentsize = es_load(es, p + 54, 2);
+		phnum = es_load(es, p + 56, 2);
+		shentsize = es_load(es, p + 58, 2);
+		shnum = es_load(es, p + 60, 2);
+		shstrndx = es_load(es, p + 62, 2);
+	} else {
+		phoff = es_load(es, p + 28, 4);
+		shoff = es_load(es, p + 32, 4);
+		phentsize = es_load(es, p + 42, 2);
+		phnum = es_load(es, p + 44, 2);
+		shentsize = es_load(es, p + 46, 2);
+		shnum = es_load(es, p + 48, 2);
+		shstrndx = es_load(es, p + 50, 2);
+	}
+
+	if (shoff) {
+		if (shentsize != shsz)
+			return es_ferr(es, EINVAL, "e_shentsize is %u (expected %zu)", shentsize, shsz);
+		if (shoff > es->size || es->size - shoff < shsz)
+			return es_ferr(es, EINVAL,
+				       "section header table at offset 0x%llx extends past end of file (size 0x%zx)",
+				       (unsigned long long)shoff, es->size);
+		/* Extended numbering: the real counts live in section header 0. */
+		if (shnum == 0)
+			shnum = is64 ? es_load(es, p + shoff + 32, 8) : es_load(es, p + shoff + 20, 4);
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = es_load(es, p + shoff + (is64 ? 40 : 24), 4);
+		if (phnum == PN_XNUM)
+			phnum = es_load(es, p + shoff + (is64 ? 44 : 28), 4);
+		if ((es->size - shoff) / shsz < shnum)
+			return es_ferr(es, EINVAL,
+				       "section header table at offset 0x%llx (%llu entries of %zu bytes) extends past end of file (size 0x%zx)",
+				       (unsigned long long)shoff, (unsigned long long)shnum, shsz,
+				       es->size);
+		if (shnum && shstrndx >= shnum)
+			return es_ferr(es, EINVAL,
+				       "section name table index %llu is out of range (%llu sections)",
+				       (unsigned long long)shstrndx, (unsigned long long)shnum);
+	} else if (shnum) {
+		return es_ferr(es, EINVAL, "e_shnum is %llu but e_shoff is 0",
+			       (unsigned long long)shnum);
+	}
+
+	if (phnum) {
+		if (phentsize != phsz)
+			return es_ferr(es, EINVAL, "e_phentsize is %u (expected %zu)", phentsize, phsz);
+		if (phoff > es->size || (es->size - phoff) / phsz < phnum)
+			return es_ferr(es, EINVAL,
+				       "program header table at offset 0x%llx (%llu entries of %zu bytes) extends past end of file (size 0x%zx)",
+				       (unsigned long long)phoff, (unsigned long long)phnum, phsz,
+				       es->size);
+	}
+	return 0;
+}
+
+static int load_sections(struct elfscan *es)
+{
+	bool rel = es->ehdr.e_type == ET_REL;
+	uint64_t next = 0;
+
+	if (elf_getshdrnum(es->elf, &es->shnum) || elf_getshdrstrndx(es->elf, &es->shstrndx))
+		return es_ferr(es, EINVAL, "cannot read the section header table: %s",
+			       elf_errmsg(-1));
+	if (!es->shnum)
+		return 0;
+	es->shdrs = calloc(es->shnum, sizeof(*es->shdrs));
+	es->secaddr = calloc(es->shnum, sizeof(*es->secaddr));
+	if (!es->shdrs || !es->secaddr)
+		return es_ferr(es, ENOMEM, "out of memory for %zu section headers", es->shnum);
+	if (es->shstrndx >= es->shnum)
+		return es_ferr(es, EINVAL, "section name table index %zu is out of range (%zu sections)",
+			       es->shstrndx, es->shnum);
+	if (es->shstrndx) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(elf_getscn(es->elf, es->shstrndx), &sh) ||
+		    sh.sh_type != SHT_STRTAB)
+			return es_ferr(es, EINVAL, "section name table [%zu] is not a string table",
+				       es->shstrndx);
+	}
+
+	for (size_t i = 0; i < es->shnum; i++) {
+		GElf_Shdr *sh = &es->shdrs[i];
+
+		if (!gelf_getshdr(elf_getscn(es->elf, i), sh))
+			return es_ferr(es, EINVAL, "cannot read section header [%zu]: %s", i,
+				       elf_errmsg(-1));
+		if (i && es->shstrndx && sh->sh_name &&
+		    !elf_strptr(es->elf, es->shstrndx, sh->sh_name))
+			return es_ferr(es, EINVAL,
+				       "section [%zu] name offset 0x%x is outside the section name table",
+				       i, sh->sh_name);
+		if (i && sh->sh_type != SHT_NOBITS && sh->sh_type != SHT_NULL &&
+		    (sh->sh_offset > es->size || es->size - sh->sh_offset < sh->sh_size))
+			return es_ferr(es, EINVAL,
+				       "section %s [%zu] at offset 0x%llx size 0x%llx extends past end of file (size 0x%zx)",
+				       es_secname(es, i), i, (unsigned long long)sh->sh_offset,
+				       (unsigned long long)sh->sh_size, es->size);
+		if (!rel || !(sh->sh_flags & SHF_ALLOC)) {
+			es->secaddr[i] = rel ? 0 : sh->sh_addr;
+			continue;
+		}
+		/* An object file is laid out as a linker would: allocated sections in index
+		 * order, each at its alignment, from address 0. */
+		uint64_t a = sh->sh_addralign > 1 ? sh->sh_addralign : 1;
+
+		if (next % a) {
+			if (next > UINT64_MAX - (a - next % a))
+				goto overflow;
+			next += a - next % a;
+		}
+		es->secaddr[i] = next;
+		if (sh->sh_size > UINT64_MAX - next)
+			goto overflow;
+		next += sh->sh_size;
+	}
+	return 0;
+overflow:
+	return es_ferr(es, EINVAL, "allocated sections of the object exceed the address space");
+}
+
+static int load_segments(struct elfscan *es)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(es->elf, &phnum))
+		return es_ferr(es, EINVAL, "cannot read the program header table: %s",
+			       elf_errmsg(-1));
+	es->segs = calloc(phnum ? phnum : 1, sizeof(*es->segs));
+	if (!es->segs)
+		return es_ferr(es, ENOMEM, "out of memory for %zu program headers", phnum);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(es->elf, (int)i, &ph))
+			return es_ferr(es, EINVAL, "cannot read program header [%zu]: %s", i,
+				       elf_errmsg(-1));
+		if (ph.p_type == PT_INTERP)
+			es->has_interp = true;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_offset > es->size || es->size - ph.p_offset < ph.p_filesz)
+			return es_ferr(es, EINVAL,
+				       "segment [%zu] (PT_LOAD) at offset 0x%llx size 0x%llx extends past end of file (size 0x%zx)",
+				       i, (unsigned long long)ph.p_offset,
+				       (unsigned long long)ph.p_filesz, es->size);
+		es->segs[es->nsegs++] = (struct elfscan_segment){
+			.vaddr = ph.p_vaddr,
+			.memsz = ph.p_memsz,
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.align = ph.p_align,
+			.flags = ph.p_flags,
+		};
+	}
+	return 0;
+}
+
+/* The file part of the first section of type, or of the first segment of type ptype. */
+static const unsigned char *find_part(const struct elfscan *es, uint32_t type, uint32_t ptype,
+				      uint64_t *len, uint64_t *align)
+{
+	size_t phnum;
+
+	for (size_t i = 1; i < es->shnum; i++) {
+		const GElf_Shdr *sh = &es->shdrs[i];
+
+		if (sh->sh_type == type) {
+			*len = sh->sh_size;
+			*align = sh->sh_addralign;
+			return es->image + sh->sh_offset;
+		}
+	}
+	if (es->shnum || elf_getphdrnum(es->elf, &phnum))
+		return NULL;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(es->elf, (int)i, &ph) || ph.p_type != ptype)
+			continue;
+		if (ph.p_offset > es->size || es->size - ph.p_offset < ph.p_filesz)
+			return NULL;
+		*len = ph.p_filesz;
+		*align = ph.p_align;
+		return es->image + ph.p_offset;
+	}
+	return NULL;
+}
+
+static void read_dynamic(struct elfscan *es)
+{
+	uint64_t len, align, w = es->wordsz;
+	const unsigned char *p = find_part(es, SHT_DYNAMIC, PT_DYNAMIC, &len, &align);
+
+	for (uint64_t off = 0; p && len - off >= 2 * w && off <= len; off += 2 * w) {
+		uint64_t tag = es_load(es, p + off, w), val = es_load(es, p + off + w, w);
+
+		if (tag == DT_NULL)
+			break;
+		switch (tag) {
+		case DT_FLAGS_1:
+			es->dt_flags_1 = val;
+			break;
+		case DT_RELR:
+			es->dt_relr = val;
+			es->has_dt_relr = true;
+			break;
+		case DT_RELRSZ:
+			es->dt_relrsz = val;
+			break;
+		case DT_RELRENT:
+			es->dt_relrent = val;
+			break;
+		}
+	}
+}
+
+static int note_build_id(struct elfscan *es, const unsigned char *p, uint64_t len, uint64_t align)
+{
+	uint64_t a = align == 8 ? 8 : 4, off = 0;
+
+	while (len - off >= 12) {
+		uint64_t namesz = es_load(es, p + off, 4), descsz = es_load(es, p + off + 4, 4);
+		uint32_t type = es_load(es, p + off + 8, 4);
+		uint64_t name_off = off + 12, desc_off, next;
+
+		desc_off = name_off + (namesz + a - 1) / a * a;
+		if (desc_off > len || len - desc_off < descsz)
+			return 0;
+		next = desc_off + (descsz + a - 1) / a * a;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_off, "GNU", 4) &&
+		    descsz > 0 && descsz <= 256) {
+			es->build_id = malloc(2 * descsz + 1);
+			if (!es->build_id)
+				return es_ferr(es, ENOMEM, "out of memory for the build-id");
+			for (uint64_t i = 0; i < descsz; i++)
+				snprintf(es->build_id + 2 * i, 3, "%02x", p[desc_off + i]);
+			return 0;
+		}
+		if (next > len)
+			return 0;
+		off = next;
+	}
+	return 0;
+}
+
+static int find_build_id(struct elfscan *es)
+{
+	size_t phnum;
+	int err;
+
+	for (size_t i = 1; i < es->shnum && !es->build_id; i++) {
+		const GElf_Shdr *sh = &es->shdrs[i];
+
+		if (sh->sh_type != SHT_NOTE)
+			continue;
+		err = note_build_id(es, es->image + sh->sh_offset, sh->sh_size, sh->sh_addralign);
+		if (err)
+			return err;
+	}
+	if (es->build_id || es->shnum || elf_getphdrnum(es->elf, &phnum))
+		return 0;
+	for (size_t i = 0; i < phnum && !es->build_id; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(es->elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_offset > es->size || es->size - ph.p_offset < ph.p_filesz)
+			continue;
+		err = note_build_id(es, es->image + ph.p_offset, ph.p_filesz, ph.p_align);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct es_region *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Where loaded bytes come from: PT_LOAD segments of a linked file, else the allocated
+ * sections (object files, or files without program headers). */
+static int build_regions(struct elfscan *es)
+{
+	bool by_seg = es->ehdr.e_type != ET_REL && es->nsegs;
+	size_t n = by_seg ? es->nsegs : es->shnum;
+
+	es->regions = calloc(n ? n : 1, sizeof(*es->regions));
+	es->exec = calloc(n ? n : 1, sizeof(*es->exec));
+	if (!es->regions || !es->exec)
+		return es_ferr(es, ENOMEM, "out of memory for %zu regions", n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr, fsize, msize;
+		const unsigned char *data;
+		bool exec;
+
+		if (by_seg) {
+			const struct elfscan_segment *s = &es->segs[i];
+
+			addr = s->vaddr;
+			msize = s->memsz;
+			fsize = s->filesz < s->memsz ? s->filesz : s->memsz;
+			data = es->image + s->offset;
+			exec = s->flags & PF_X;
+		} else {
+			const GElf_Shdr *sh = &es->shdrs[i];
+
+			if (!i || !(sh->sh_flags & SHF_ALLOC))
+				continue;
+			addr = es->secaddr[i];
+			msize = sh->sh_size;
+			fsize = sh->sh_type == SHT_NOBITS ? 0 : sh->sh_size;
+			data = es->image + sh->sh_offset;
+			exec = sh->sh_flags & SHF_EXECINSTR;
+		}
+		if (fsize)
+			es->regions[es->nregions++] = (struct es_region){ addr, fsize, data };
+		if (exec && msize)
+			es->exec[es->nexec++] = (struct es_region){ addr, msize, NULL };
+	}
+	qsort(es->regions, es->nregions, sizeof(*es->regions), cmp_region);
+	qsort(es->exec, es->nexec, sizeof(*es->exec), cmp_region);
+	return 0;
+}
+
+/* The last range starting at or below addr, if it contains addr. */
+static const struct es_region *find_range(const struct es_region *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr - v[lo - 1].addr >= v[lo - 1].size)
+		return NULL;
+	return &v[lo - 1];
+}
+
+const unsigned char *es_loaded(const struct elfscan *es, uint64_t addr, uint64_t len)
+{
+	const struct es_region *r = find_range(es->regions, es->nregions, addr);
+
+	if (!r || r->size - (addr - r->addr) < len)
+		return NULL;
+	return r->data + (addr - r->addr);
+}
+
+bool es_in_exec(const struct elfscan *es, uint64_t addr)
+{
+	return find_range(es->exec, es->nexec, addr) != NULL;
+}
+
+static int collect_tables(struct elfscan *es)
+{
+	size_t n = 0;
+
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 1; i < es->shnum; i++) {
+			const GElf_Shdr *sh = &es->shdrs[i];
+			const char *name = es_secname(es, i);
+			struct es_tab *t;
+			size_t k;
+
+			if (sh->sh_type == SHT_NOBITS || !(sh->sh_flags & SHF_ALLOC))
+				continue;
+			for (k = 0; k < sizeof(tab_names) / sizeof(tab_names[0]); k++)
+				if (!strcmp(name, tab_names[k].name))
+					break;
+			if (k == sizeof(tab_names) / sizeof(tab_names[0]))
+				continue;
+			if (!pass) {
+				n++;
+				continue;
+			}
+			t = &es->tabs[es->ntabs++];
+			t->kind = tab_names[k].kind;
+			t->ndx = i;
+			t->name = tab_names[k].name;
+			t->addr = es->secaddr[i];
+			t->size = sh->sh_size;
+			t->align = sh->sh_addralign;
+			t->entsize = sh->sh_entsize;
+			if (t->size > UINT64_MAX - t->addr)
+				return es_ferr(es, EINVAL,
+					       "section %s [%zu] at address 0x%llx size 0x%llx wraps around the address space",
+					       name, i, (unsigned long long)t->addr,
+					       (unsigned long long)t->size);
+			t->data = malloc(t->size ? t->size : 1);
+			if (!t->data)
+				return es_ferr(es, ENOMEM, "out of memory for section %s [%zu]",
+					       name, i);
+			memcpy(t->data, es->image + sh->sh_offset, t->size);
+		}
+		if (!pass) {
+			es->tabs = calloc(n ? n : 1, sizeof(*es->tabs));
+			if (!es->tabs)
+				return es_ferr(es, ENOMEM, "out of memory for %zu tables", n);
+		}
+	}
+	return 0;
+}
+
+static void set_arch_name(struct elfscan *es);
+
+static int es_load_image(struct elfscan *es)
+{
+	int err;
+
+	err = check_header(es);
+	if (err)
+		return err;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return es_ferr(es, EINVAL, "libelf is unusable: %s", elf_errmsg(-1));
+	/* libelf only reads the image; the cast drops const for its prototype. */
+	es->elf = elf_memory((char *)es->image, es->size);
+	if (!es->elf || !gelf_getehdr(es->elf, &es->ehdr))
+		return es_ferr(es, EINVAL, "libelf cannot read the file: %s", elf_errmsg(-1));
+	set_arch_name(es);
+
+	err = load_sections(es);
+	if (!err)
+		err = load_segments(es);
+	if (err)
+		return err;
+	read_dynamic(es);
+	err = find_build_id(es);
+	if (!err)
+		err = build_regions(es);
+	if (!err)
+		err = collect_tables(es);
+	if (!err)
+		err = es_relocate(es);
+	if (!err)
+		err = es_decode(es);
+	if (!err)
+		err = es_index(es);
+	return err;
+}
+
+static struct elfscan *es_new(const char *path, const struct elfscan_opts *opts, int *err)
+{
+	struct elfscan *es;
+
+	if (opts && opts->sz < sizeof(opts->sz)) {
+		*err = es_err(EINVAL, "%s: elfscan_opts.sz is %zu (expected %zu)", path, opts->sz,
+			      sizeof(*opts));
+		return NULL;
+	}
+	es = calloc(1, sizeof(*es));
+	if (!es)
+		goto nomem;
+	es->path = strdup(path);
+	if (!es->path)
+		goto nomem;
+	if (opts)
+		memcpy(&es->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
+	es->opts.sz = sizeof(es->opts);
+	if (es->opts.debug_dirs) {
+		es->opts.debug_dirs = strdup(es->opts.debug_dirs);
+		if (!es->opts.debug_dirs)
+			goto nomem;
+	}
+	return es;
+nomem:
+	elfscan_close(es);
+	*err = es_err(ENOMEM, "%s: out of memory", path);
+	return NULL;
+}
+
+int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opts,
+		     struct elfscan **res)
+{
+	struct elfscan *es;
+	int err = 0;
+
+	if (!res)
+		return es_err(EINVAL, "<memory>: no result pointer");
+	*res = NULL;
+	if (!buf && len)
+		return es_err(EINVAL, "<memory>: NULL buffer of %zu bytes", len);
+	es = es_new("<memory>", opts, &err);
+	if (!es)
+		return err;
+	es->image = buf;
+	es->size = len;
+	err = es_load_image(es);
+	if (err) {
+		elfscan_close(es);
+		return err;
+	}
+	*res = es;
+	return 0;
+}
+
+int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfscan **res)
+{
+	struct elfscan *es = NULL;
+	struct stat st;
+	void *map;
+	int fd, err = 0;
+
+	if (!res || !path)
+		return es_err(EINVAL, "elfscan_open: no path or no result pointer");
+	*res = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		return es_err(err, "%s: cannot open: %s", path, strerror(err));
+	}
+	if (fstat(fd, &st)) {
+		err = errno;
+		err = es_err(err, "%s: cannot stat: %s", path, strerror(err));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = es_err(EISDIR, "%s: is a directory, not an ELF file", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = es_err(EINVAL, "%s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_size == 0) {
+		err = es_err(EINVAL, "%s: empty file", path);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		err = es_err(EFBIG, "%s: file too large to map (%lld bytes)", path,
+			     (long long)st.st_size);
+		goto out;
+	}
+	es = es_new(path, opts, &err);
+	if (!es)
+		goto out;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		err = errno;
+		err = es_err(err, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
+			     strerror(err));
+		goto out;
+	}
+	es->image = map;
+	es->size = st.st_size;
+	es->unmap = true;
+	err = es_load_image(es);
+out:
+	close(fd);
+	if (err) {
+		elfscan_close(es);
+		return err;
+	}
+	*res = es;
+	return 0;
+}
+
+void elfscan_close(struct elfscan *es)
+{
+	if (!es)
+		return;
+	es_symtab_free(es->syms);
+	es_dwarf_free(es->dw);
+	if (es->elf)
+		elf_end(es->elf);
+	if (es->unmap)
+		munmap((void *)es->image, es->size);
+	for (size_t i = 0; i < es->ntabs; i++)
+		free(es->tabs[i].data);
+	free(es->tabs);
+	free(es->regions);
+	free(es->exec);
+	free(es->shdrs);
+	free(es->secaddr);
+	free(es->segs);
+	free(es->cs);
+	free(es->maxend);
+	free(es->sites);
+	free(es->exits);
+	free(es->build_id);
+	free((char *)es->opts.debug_dirs);
+	free(es->path);
+	free(es);
+}
+
+/* Copy loaded bytes: the relocated table copies first, else the file's bytes. */
+int es_read(const struct elfscan *es, uint64_t addr, void *buf, size_t len)
+{
+	unsigned char *out = buf;
+
+	while (len) {
+		const unsigned char *src = NULL;
+		uint64_t next_tab = UINT64_MAX, n = len;
+
+		for (size_t i = 0; i < es->ntabs; i++) {
+			const struct es_tab *t = &es->tabs[i];
+
+			if (addr - t->addr < t->size) {
+				src = t->data + (addr - t->addr);
+				if (n > t->size - (addr - t->addr))
+					n = t->size - (addr - t->addr);
+				break;
+			}
+			if (t->addr > addr && t->addr < next_tab)
+				next_tab = t->addr;
+		}
+		if (!src) {
+			const struct es_region *r = find_range(es->regions, es->nregions, addr);
+
+			if (!r)
+				return -EFAULT;
+			src = r->data + (addr - r->addr);
+			if (n > r->size - (addr - r->addr))
+				n = r->size - (addr - r->addr);
+			if (n > next_tab - addr)
+				n = next_tab - addr;
+		}
+		memcpy(out, src, n);
+		out += n;
+		len -= n;
+		if (len && addr > UINT64_MAX - n)
+			return -EFAULT;
+		addr += n;
+	}
+	return 0;
+}
+
+int elfscan_read(const struct elfscan *es, uint64_t addr, void *buf, size_t len)
+{
+	if (es_read(es, addr, buf, len))
+		return es_ferr(es, EFAULT, "0x%llx..0x%llx is not all in the file's loaded bytes",
+			       (unsigned long long)addr, (unsigned long long)(addr + len));
+	return 0;
+}
+
+int elfscan_offset_to_addr(const struct elfscan *es, uint64_t off, uint64_t *addr)
+{
+	for (size_t i = 0; i < es->nsegs; i++) {
+		const struct elfscan_segment *s = &es->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*addr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	if (es->ehdr.e_type == ET_REL) {
+		for (size_t i = 1; i < es->shnum; i++) {
+			const GElf_Shdr *sh = &es->shdrs[i];
+
+			if ((sh->sh_flags & SHF_ALLOC) && sh->sh_type != SHT_NOBITS &&
+			    off >= sh->sh_offset && off - sh->sh_offset < sh->sh_size) {
+				*addr = es->secaddr[i] + (off - sh->sh_offset);
+				return 0;
+			}
+		}
+	}
+	return es_ferr(es, ENOENT, "file offset 0x%llx is not mapped by any loadable segment",
+		       (unsigned long long)off);
+}
+
+const char *elfscan_path(const struct elfscan *es)
+{
+	return es->path;
+}
+
+uint16_t elfscan_machine(const struct elfscan *es)
+{
+	return es->ehdr.e_machine;
+}
+
+static void set_arch_name(struct elfscan *es)
+{
+	uint16_t m = es->ehdr.e_machine;
+	bool is64 = es->wordsz == 8;
+	const char *name = es_machine_name(m);
+
+	if (m == EM_PPC64 && !es->big_endian)
+		name = "ppc64le";
+	else if (m == EM_RISCV)
+		name = is64 ? "riscv64" : "riscv32";
+	else if (m == EM_S390)
+		name = is64 ? "s390x" : "s390";
+	else if (m == EM_LOONGARCH)
+		name = is64 ? "loongarch64" : "loongarch32";
+	else if (m == EM_MIPS)
+		name = is64 ? (es->big_endian ? "mips64" : "mips64el")
+			    : (es->big_endian ? "mips" : "mipsel");
+	if (name)
+		snprintf(es->arch_buf, sizeof(es->arch_buf), "%s", name);
+	else
+		snprintf(es->arch_buf, sizeof(es->arch_buf), "EM_%u", m);
+}
+
+const char *elfscan_arch_name(const struct elfscan *es)
+{
+	return es->arch_buf;
+}
+
+int elfscan_class(const struct elfscan *es)
+{
+	return es->wordsz * 8;
+}
+
+bool elfscan_big_endian(const struct elfscan *es)
+{
+	return es->big_endian;
+}
+
+uint16_t elfscan_type(const struct elfscan *es)
+{
+	return es->ehdr.e_type;
+}
+
+bool elfscan_is_pie(const struct elfscan *es)
+{
+	return es->ehdr.e_type == ET_DYN && ((es->dt_flags_1 & DF_1_PIE) || es->has_interp);
+}
+
+uint32_t elfscan_sources(const struct elfscan *es)
+{
+	return es->sources;
+}
+
+const char *elfscan_build_id(const struct elfscan *es)
+{
+	return es->build_id;
+}
+
+size_t elfscan_nsegments(const struct elfscan *es)
+{
+	return es->nsegs;
+}
+
+const struct elfscan_segment *elfscan_segment(const struct elfscan *es, size_t i)
+{
+	return i < es->nsegs ? &es->segs[i] : NULL;
+}
