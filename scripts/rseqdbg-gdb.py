@@ -1,0 +1,785 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""rseqdbg gdb extension: step through code that uses restartable sequences (rseq).
+
+Load it with `source /path/to/rseqdbg-gdb.py` (or from ~/.gdbinit). It adds:
+
+  rseq info          the rseq critical sections of every loaded object, at runtime addresses
+  rseq stepi [N]     stepi N instructions, never stopping inside a critical section
+  rseq nexti [N]     the same, stepping over calls
+  rseq step [N]      step N source lines, never stopping inside a critical section
+
+Why: a ptrace stop (a single-step trap, a breakpoint) with the instruction pointer inside an
+armed critical section makes the kernel move the thread to the section's abort handler when
+it resumes. Plain `stepi` into a section therefore never reaches its commit. Before each
+instruction these commands look at where it can go; when that is inside a section they set
+temporary breakpoints at every exit of the section (post-commit address, abort handler, the
+exit points of __rseq_exit_point_array, branch targets leaving it) and let the thread run
+through, then report:
+
+  stepped over rseq critical section wl_counter_add (rseq_workload.S:41): committed
+
+The extension also warns when gdb stops inside a section (resuming will abort it) and when a
+breakpoint is set inside one (each hit aborts the section, which then never completes).
+
+Sections come from `rseqdbg scan --json FILE` on each object file (rseqdbg is found through
+$RSEQDBG, then PATH, then the build directory next to this script), moved by each object's
+load bias, and from the descriptor the thread's rseq area points to at the moment. Without
+rseqdbg the extension reads the __rseq_cs sections from the inferior's memory instead.
+Settings: `set rseq verbose on|off` prints each step-over's breakpoints; `set rseq timeout
+SECONDS` bounds a step-over (an exit that decoding cannot see, such as an indirect jump, ends
+it by interrupting the thread; default 2).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import threading
+
+import gdb
+
+RSEQ_CS_SIZE = 32
+RSEQ_AREA_CS = 8
+
+
+def _find_rseqdbg():
+    cand = os.environ.get("RSEQDBG")
+    if cand and os.access(cand, os.X_OK):
+        return cand
+    cand = shutil.which("rseqdbg")
+    if cand:
+        return cand
+    here = os.path.dirname(os.path.realpath(__file__))
+    for rel in ("../build/rseqdbg", "../../../bin/rseqdbg"):
+        cand = os.path.normpath(os.path.join(here, rel))
+        if os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+class Section:
+    """One critical section at runtime addresses."""
+
+    def __init__(self, start, post_commit, abort, exit_ips, function, file, line, module):
+        self.start = start
+        self.post_commit = post_commit
+        self.abort = abort
+        self.exit_ips = sorted(set(exit_ips))
+        self.function = function
+        self.file = file
+        self.line = line
+        self.module = module
+        self.decoded_exits = None  # branch targets leaving the section, decoded on first use
+        self.indirect = False
+
+    def contains(self, addr):
+        return self.start <= addr < self.post_commit
+
+    def where(self):
+        name = self.function or "0x%x" % self.start
+        if self.file and self.line:
+            return "%s (%s:%d)" % (name, os.path.basename(self.file), self.line)
+        return name
+
+
+def _loc_name(addr):
+    """Function name, file and line of a runtime address, as gdb knows them."""
+    func = None
+    try:
+        block = gdb.block_for_pc(addr)
+        while block is not None and block.function is None:
+            block = block.superblock
+        if block is not None:
+            func = block.function.name
+    except RuntimeError:
+        pass
+    if func is None:
+        try:
+            out = gdb.execute("info symbol 0x%x" % addr, to_string=True)
+            m = re.match(r"(\S+)( \+ \d+)? in section", out)
+            if m:
+                func = m.group(1)
+        except gdb.error:
+            pass
+    sal = gdb.find_pc_line(addr)
+    file = sal.symtab.filename if sal.symtab else None
+    return func, file, sal.line if sal.symtab else None
+
+
+def _symbol(addr):
+    """' <symbol+offset>' for an address, or ''."""
+    try:
+        out = gdb.execute("info symbol 0x%x" % addr, to_string=True)
+    except gdb.error:
+        return ""
+    m = re.match(r"(\S+)(?: \+ (\d+))? in section", out)
+    if not m:
+        return ""
+    return " <%s%s>" % (m.group(1), "+" + m.group(2) if m.group(2) else "")
+
+
+def _elf_load_segments(path):
+    """(p_offset, p_vaddr) of each PT_LOAD of an ELF file, read from its program headers."""
+    with open(path, "rb") as f:
+        ident = f.read(64)
+        if len(ident) < 52 or ident[:4] != b"\x7fELF":
+            return []
+        is64 = ident[4] == 2
+        end = "<" if ident[5] == 1 else ">"
+        if is64:
+            phoff, = struct.unpack_from(end + "Q", ident, 32)
+            phentsize, phnum = struct.unpack_from(end + "HH", ident, 54)
+        else:
+            phoff, = struct.unpack_from(end + "I", ident, 28)
+            phentsize, phnum = struct.unpack_from(end + "HH", ident, 42)
+        f.seek(phoff)
+        raw = f.read(phentsize * phnum)
+    segs = []
+    for i in range(phnum):
+        ent = raw[i * phentsize:(i + 1) * phentsize]
+        if is64:
+            p_type, _, p_offset, p_vaddr = struct.unpack_from(end + "IIQQ", ent, 0)
+        else:
+            p_type, p_offset, p_vaddr = struct.unpack_from(end + "III", ent, 0)
+        if p_type == 1:
+            segs.append((p_offset, p_vaddr))
+    return segs
+
+
+def _proc_maps(pid):
+    maps = []
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) < 6:
+                    continue
+                lo, _ = parts[0].split("-")
+                maps.append((int(lo, 16), int(parts[2], 16), parts[5].strip()))
+    except OSError:
+        pass
+    return maps
+
+
+def _load_bias(path, pid, maps):
+    """Runtime address minus file address for the object at path in process pid."""
+    if not pid:
+        return 0  # before the program runs gdb shows file addresses
+    real = os.path.realpath(path)
+    try:
+        segs = _elf_load_segments(real)
+    except OSError:
+        return None
+    for start, offset, mpath in maps:
+        if mpath != real and os.path.realpath(mpath) != real:
+            continue
+        for p_offset, p_vaddr in segs:
+            if p_offset & ~0xFFF == offset:
+                return start - (p_vaddr & ~0xFFF)
+    return None
+
+
+class Registry:
+    """The sections of the inferior, rebuilt when objects are loaded or the process changes."""
+
+    def __init__(self):
+        self.file_cache = {}  # (realpath, mtime, size) -> list of file-address dicts
+        self.sections = None
+        self.pid = None
+        self.warned = set()
+        self.rseqdbg = _find_rseqdbg()
+
+    def invalidate(self, *_):
+        self.sections = None
+        _AREAS.clear()
+
+    def _scan_file(self, path):
+        real = os.path.realpath(path)
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        key = (real, st.st_mtime_ns, st.st_size)
+        if key in self.file_cache:
+            return self.file_cache[key]
+        if not self.rseqdbg:
+            return None
+        try:
+            res = subprocess.run([self.rseqdbg, "scan", "--json", real], capture_output=True,
+                                 text=True, timeout=60)
+            doc = json.loads(res.stdout) if res.stdout.strip() else {}
+        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+            doc = {"error": str(e)}
+        if "files" not in doc:
+            why = doc.get("error") or res.stderr.strip() or "no output"
+            if real not in self.warned:
+                self.warned.add(real)
+                gdb.write("rseq: rseqdbg scan %s failed (%s); reading __rseq_cs from memory\n"
+                          % (real, why), gdb.STDERR)
+            self.file_cache[key] = None
+            return None
+        found = []
+        for fobj in doc["files"]:
+            for s in fobj.get("sections", []):
+                found.append({
+                    "start": s["start_ip"], "post_commit": s["post_commit_ip"],
+                    "abort": s["abort_ip"],
+                    "exits": [e["exit_ip"] for e in s.get("exit_points", [])],
+                })
+        self.file_cache[key] = found
+        return found
+
+    def _objfiles(self):
+        seen = set()
+        for objfile in gdb.objfiles():
+            if not objfile.is_valid() or objfile.owner is not None or not objfile.filename:
+                continue
+            if not os.path.exists(objfile.filename) or objfile.filename in seen:
+                continue
+            seen.add(objfile.filename)
+            yield objfile.filename
+
+    def _from_memory(self, module):
+        """Descriptors read from the running process's __rseq_cs of one object."""
+        out = gdb.execute("info files", to_string=True)
+        real = os.path.realpath(module)
+        found, exits = [], []
+        for m in re.finditer(r"0x([0-9a-f]+) - 0x([0-9a-f]+) is (__rseq_cs|__rseq_exit_point_array)"
+                             r"(?: in (\S+))?", out):
+            where = m.group(4)
+            if (where and os.path.realpath(where) != real) or (not where and
+                                                              real != self._main_file()):
+                continue
+            lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+            try:
+                mem = bytes(gdb.selected_inferior().read_memory(lo, hi - lo))
+            except gdb.MemoryError:
+                continue
+            if m.group(3) == "__rseq_exit_point_array":
+                for off in range(0, len(mem) - 15, 16):
+                    exits.append(struct.unpack_from("<QQ", mem, off))
+                continue
+            base = (lo + RSEQ_CS_SIZE - 1) & ~(RSEQ_CS_SIZE - 1)
+            for off in range(base - lo, len(mem) - RSEQ_CS_SIZE + 1, RSEQ_CS_SIZE):
+                ver, flags, start, pco, abort = struct.unpack_from("<IIQQQ", mem, off)
+                if ver or flags or not start or not pco:
+                    continue
+                found.append({"start": start, "post_commit": start + pco, "abort": abort,
+                              "exits": []})
+        for s in found:
+            s["exits"] = [e for st, e in exits if st == s["start"]]
+        return found, True
+
+    def _main_file(self):
+        prog = gdb.current_progspace().filename
+        return os.path.realpath(prog) if prog else None
+
+    def load(self):
+        inf = gdb.selected_inferior()
+        pid = inf.pid if inf and inf.is_valid() else 0
+        if self.sections is not None and self.pid == pid:
+            return self.sections
+        maps = _proc_maps(pid) if pid else []
+        sections = []
+        for path in self._objfiles():
+            found = self._scan_file(path)
+            runtime = False
+            if found is None:
+                if not pid:
+                    continue
+                found, runtime = self._from_memory(path)
+            bias = 0 if runtime else _load_bias(path, pid, maps)
+            if bias is None:
+                continue
+            for s in found:
+                start = s["start"] + bias
+                func, file, line = _loc_name(start)
+                sections.append(Section(start, s["post_commit"] + bias, s["abort"] + bias,
+                                        [e + bias for e in s["exits"]], func, file, line,
+                                        path))
+        sections.sort(key=lambda s: s.start)
+        self.sections, self.pid = sections, pid
+        return sections
+
+    def find(self, addr, thread_desc=None):
+        for s in self.load():
+            if s.contains(addr):
+                return s
+        if thread_desc and thread_desc.contains(addr):
+            return thread_desc
+        return None
+
+
+REG = Registry()
+
+
+_AREAS = {}
+
+
+def _rseq_area():
+    """Address of the selected thread's struct rseq (glibc registration), or None."""
+    thread = gdb.selected_thread()
+    key = (thread.inferior.pid, thread.ptid[1]) if thread else None
+    if key in _AREAS:
+        return _AREAS[key]
+    try:
+        off = int(gdb.parse_and_eval("*(long *)&__rseq_offset"))
+        size = int(gdb.parse_and_eval("*(unsigned int *)&__rseq_size"))
+        area = int(gdb.parse_and_eval("$fs_base")) + off if size else None
+    except (gdb.error, RuntimeError):
+        area = None
+    if key is not None:
+        _AREAS[key] = area
+    return area
+
+
+def _thread_descriptor():
+    """The section whose descriptor the selected thread's rseq_cs points to, or None.
+
+    This finds sections that no table lists (stripped binaries, generated code)."""
+    area = _rseq_area()
+    if area is None:
+        return None
+    try:
+        inf = gdb.selected_inferior()
+        ptr, = struct.unpack("<Q", bytes(inf.read_memory(area + RSEQ_AREA_CS, 8)))
+        if not ptr:
+            return None
+        ver, flags, start, pco, abort = struct.unpack("<IIQQQ",
+                                                      bytes(inf.read_memory(ptr, RSEQ_CS_SIZE)))
+    except (gdb.MemoryError, gdb.error):
+        return None
+    if ver or flags or not pco:
+        return None
+    func, file, line = _loc_name(start)
+    return Section(start, start + pco, abort, [], func, file, line, None)
+
+
+_BRANCH = re.compile(r"^(?:(?:bnd|notrack|rep|repz|repnz|data16|addr32|cs|ds)\s+)*"
+                     r"(j[a-z]+|call[lq]?|loop[a-z]*|xbegin|b|bl|b\.[a-z]+|cbn?z|tbn?z)\s+(.*)$")
+_TARGET = re.compile(r"0x([0-9a-f]+)")
+
+
+class Insn:
+    __slots__ = ("addr", "length", "asm", "targets", "is_call", "indirect", "falls_through")
+
+    def __init__(self, d):
+        self.addr = d["addr"]
+        self.length = d["length"]
+        self.asm = d["asm"]
+        self.targets = []
+        self.is_call = False
+        self.indirect = False
+        self.falls_through = True
+        text = self.asm.strip()
+        mnem = text.split()[0] if text else ""
+        if mnem in ("ret", "retq", "ud2", "hlt"):
+            self.falls_through = False
+        m = _BRANCH.match(text)
+        if m:
+            op, operand = m.group(1), m.group(2)
+            self.is_call = op.startswith("call") or op == "bl"
+            t = _TARGET.match(operand)
+            if t and not operand.startswith("*"):
+                self.targets.append(int(t.group(1), 16))
+            else:
+                self.indirect = True
+            if op in ("jmp", "jmpq", "b"):
+                self.falls_through = False
+
+    def successors(self):
+        succ = list(self.targets)
+        if self.falls_through:
+            succ.append(self.addr + self.length)
+        return succ
+
+
+class Stepper:
+    """The step-over rule shared by rseq stepi/nexti/step."""
+
+    def __init__(self):
+        self.insns = {}
+        self.active = False
+        self.verbose = False
+        self.timeout = 2.0
+        self.stats = {"committed": 0, "aborted": 0, "exited": 0, "interrupted": 0}
+
+    def insn(self, arch, pc):
+        i = self.insns.get(pc)
+        if i is None:
+            i = Insn(arch.disassemble(pc)[0])
+            self.insns[pc] = i
+        return i
+
+    def section_exits(self, arch, sec):
+        if sec.decoded_exits is None:
+            exits, pc = set(), sec.start
+            while pc < sec.post_commit:
+                i = self.insn(arch, pc)
+                exits.update(t for t in i.targets if not sec.contains(t))
+                sec.indirect |= i.indirect
+                pc += i.length
+            sec.decoded_exits = sorted(exits)
+        return sec.decoded_exits
+
+    def step_over(self, arch, thread, sec, others):
+        """Run the thread through sec with breakpoints on its exits; return the outcome line."""
+        addrs = {sec.post_commit: "committed", sec.abort: "aborted"}
+        for e in sec.exit_ips:
+            addrs.setdefault(e, "exited")
+        for e in self.section_exits(arch, sec):
+            addrs.setdefault(e, "exited")
+        for o in others:
+            addrs.setdefault(o, "not-entered")
+        bps = []
+        pid = gdb.selected_inferior().pid
+        tid = thread.ptid[1]
+        fired = []
+
+        def interrupt():
+            fired.append(True)
+            try:
+                os.kill(tid or pid, signal.SIGINT)
+            except OSError:
+                pass
+
+        timer = threading.Timer(self.timeout, interrupt)
+        try:
+            for a in addrs:
+                bp = gdb.Breakpoint("*0x%x" % a, internal=True)
+                bp.silent = True
+                bp.thread = thread.global_num
+                bps.append(bp)
+            if self.verbose:
+                gdb.write("rseq: %s: breakpoints at %s\n" % (sec.where(), ", ".join(
+                    "0x%x (%s)" % (a, w) for a, w in sorted(addrs.items()))))
+            timer.start()
+            gdb.execute("continue", to_string=True)
+        finally:
+            timer.cancel()
+            for bp in bps:
+                if bp.is_valid():
+                    bp.delete()
+        if not thread.is_valid():
+            return None, "the thread exited"
+        pc = int(gdb.selected_frame().pc()) if gdb.selected_thread() == thread else None
+        what = addrs.get(pc) if pc is not None else None
+        if what is None:
+            self.stats["interrupted"] += 1
+            if fired:
+                why = ("no exit breakpoint hit within %gs (an exit decoding cannot see?); "
+                       "stopped at 0x%x" % (self.timeout, pc or 0))
+            else:
+                why = "stopped for another reason"
+            return "interrupted", why
+        if what == "not-entered":
+            return what, None
+        self.stats[what] += 1
+        if what == "aborted":
+            return what, "aborted (abort handler 0x%x)" % sec.abort
+        if what == "exited":
+            return what, "exited (to 0x%x%s)" % (pc, _symbol(pc))
+        return what, "committed"
+
+    def one(self, over_calls=False):
+        """Execute one instruction of the selected thread (or one section passage).
+
+        Returns False when stepping has to stop (program exited, interrupted)."""
+        thread = gdb.selected_thread()
+        if thread is None or not thread.is_valid():
+            raise gdb.GdbError("The program is not being run.")
+        frame = gdb.selected_frame()
+        arch = frame.architecture()
+        pc = int(frame.pc())
+        desc = _thread_descriptor()
+        i = self.insn(arch, pc)
+        sec = REG.find(pc, desc)
+        succ = i.successors()
+        if sec is None:
+            for a in succ:
+                sec = REG.find(a, desc)
+                if sec is not None:
+                    break
+        if sec is not None:
+            others = [a for a in succ if not sec.contains(a)]
+            what, line = self.step_over(arch, thread, sec, others)
+            if what is None:
+                gdb.write("rseq: %s\n" % line)
+                return False
+            if what != "not-entered":
+                gdb.write("stepped over rseq critical section %s: %s\n" % (sec.where(), line))
+            return what != "interrupted"
+        if over_calls and i.is_call:
+            gdb.execute("nexti", to_string=True)
+        else:
+            gdb.execute("stepi", to_string=True)
+        return True
+
+    def run(self, count, over_calls=False, lines=False):
+        self.stats = dict.fromkeys(self.stats, 0)
+        self.active = True
+        quiet = gdb.parameter("suppress-cli-notifications")
+        gdb.execute("set suppress-cli-notifications on")
+        done = 0
+        try:
+            if lines:
+                for _ in range(count):
+                    if not self.line_step():
+                        break
+                    done += 1
+            else:
+                while done < count:
+                    if not self.one(over_calls):
+                        break
+                    done += 1
+        except gdb.error as e:
+            if not gdb.selected_inferior().pid:
+                gdb.write("rseq: the program exited after %d steps\n" % done)
+                return
+            raise
+        finally:
+            self.active = False
+            gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"))
+        s = self.stats
+        passages = s["committed"] + s["aborted"] + s["exited"]
+        if count > 1 or passages:
+            gdb.write("rseq: %d %s, %d critical section passages (%d committed, %d aborted, "
+                      "%d exited)\n" % (done, "lines" if lines else "steps", passages,
+                                        s["committed"], s["aborted"], s["exited"]))
+        if gdb.selected_inferior().pid:
+            gdb.execute("x/i $pc")
+
+    def line_step(self, limit=1000000):
+        """Step until the source line changes, finishing out of functions without lines."""
+        frame = gdb.selected_frame()
+        start = frame.find_sal()
+        start_line = (start.symtab.filename if start.symtab else None, start.line)
+        for _ in range(limit):
+            if not self.one():
+                return False
+            frame = gdb.selected_frame()
+            sal = frame.find_sal()
+            if sal.symtab is None:
+                if frame.older() is not None:
+                    gdb.execute("finish", to_string=True)
+                continue
+            if (sal.symtab.filename, sal.line) != start_line and sal.pc == frame.pc():
+                return True
+        return True
+
+
+STEPPER = Stepper()
+
+
+class RseqPrefix(gdb.Command):
+    """Commands for code that uses Linux restartable sequences (rseq).
+
+rseq info        list the critical sections of the loaded objects at runtime addresses
+rseq stepi [N]   step N instructions, stepping over critical sections (never stopping inside)
+rseq nexti [N]   the same, stepping over calls
+rseq step [N]    step N source lines, stepping over critical sections
+
+A stop inside an armed critical section makes the kernel abort it on resume, so plain stepi
+never gets through one. These commands run the thread through each section with temporary
+breakpoints at all of its exits and report how it left: committed, aborted or exited.
+`set rseq verbose on` shows the breakpoints, `set rseq timeout S` bounds each passage."""
+
+    def __init__(self):
+        super().__init__("rseq", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE, True)
+
+
+class RseqInfo(gdb.Command):
+    """List the rseq critical sections of the loaded objects, at runtime addresses.
+
+Each line: function, start, post_commit and abort addresses, exit points, source location
+and object. Sections come from `rseqdbg scan --json` on each object file plus its load bias."""
+
+    def __init__(self):
+        super().__init__("rseq info", gdb.COMMAND_STATUS)
+
+    def invoke(self, arg, from_tty):
+        REG.invalidate()
+        secs = REG.load()
+        desc = _thread_descriptor() if gdb.selected_inferior().pid else None
+        if not secs and desc is None:
+            gdb.write("No rseq critical sections in the loaded objects.\n")
+            return
+        gdb.write("%d rseq critical section%s:\n" % (len(secs), "" if len(secs) == 1 else "s"))
+        for s in secs:
+            exits = " exits=" + ",".join("0x%x" % e for e in s.exit_ips) if s.exit_ips else ""
+            src = " %s:%d" % (s.file, s.line) if s.file and s.line else ""
+            gdb.write("  %s start=0x%x post_commit=0x%x abort=0x%x%s%s in %s\n" % (
+                s.function or "?", s.start, s.post_commit, s.abort, exits, src, s.module))
+        if desc is not None:
+            gdb.write("armed in this thread (rseq_cs): %s start=0x%x post_commit=0x%x "
+                      "abort=0x%x\n" % (desc.function or "?", desc.start, desc.post_commit,
+                                        desc.abort))
+
+
+def _count(arg, name):
+    arg = arg.strip()
+    if not arg:
+        return 1
+    try:
+        n = int(gdb.parse_and_eval(arg))
+    except gdb.error:
+        raise gdb.GdbError("rseq %s: '%s' is not a count" % (name, arg))
+    if n < 1:
+        raise gdb.GdbError("rseq %s: the count must be at least 1, not %d" % (name, n))
+    return n
+
+
+class RseqStepi(gdb.Command):
+    """Step N instructions (default 1); a critical section counts as one step.
+
+Before each instruction, if it can lead into an rseq critical section, the thread runs
+through the whole section with temporary breakpoints at its exits instead of stopping in it."""
+
+    def __init__(self):
+        super().__init__("rseq stepi", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        STEPPER.run(_count(arg, "stepi"))
+
+
+class RseqNexti(gdb.Command):
+    """Like rseq stepi, but calls are stepped over."""
+
+    def __init__(self):
+        super().__init__("rseq nexti", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        STEPPER.run(_count(arg, "nexti"), over_calls=True)
+
+
+class RseqStep(gdb.Command):
+    """Step N source lines (default 1), stepping over rseq critical sections."""
+
+    def __init__(self):
+        super().__init__("rseq step", gdb.COMMAND_RUNNING)
+
+    def invoke(self, arg, from_tty):
+        STEPPER.run(_count(arg, "step"), lines=True)
+
+
+class RseqSet(gdb.Command):
+    """Settings of the rseq commands."""
+
+    def __init__(self):
+        super().__init__("set rseq", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE, True)
+
+
+class RseqShow(gdb.Command):
+    """Settings of the rseq commands."""
+
+    def __init__(self):
+        super().__init__("show rseq", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE, True)
+
+
+class RseqVerbose(gdb.Parameter):
+    """Whether rseq step commands print the breakpoints of each step-over."""
+    set_doc = "Set whether rseq step commands print their breakpoints."
+    show_doc = "Show whether rseq step commands print their breakpoints."
+
+    def __init__(self):
+        super().__init__("rseq verbose", gdb.COMMAND_RUNNING, gdb.PARAM_BOOLEAN)
+        self.value = False
+
+    def get_set_string(self):
+        STEPPER.verbose = bool(self.value)
+        return ""
+
+
+class RseqTimeout(gdb.Parameter):
+    """Seconds a step-over may run before the thread is interrupted."""
+    set_doc = "Set the bound in seconds of one critical-section step-over."
+    show_doc = "Show the bound in seconds of one critical-section step-over."
+
+    def __init__(self):
+        super().__init__("rseq timeout", gdb.COMMAND_RUNNING, gdb.PARAM_ZUINTEGER)
+        self.value = 2
+
+    def get_set_string(self):
+        STEPPER.timeout = float(self.value or 2)
+        return ""
+
+
+def _armed_cs():
+    """The selected thread's rseq_cs value, or None when its rseq area is unknown."""
+    area = _rseq_area()
+    if area is None:
+        return None
+    try:
+        ptr, = struct.unpack("<Q", bytes(gdb.selected_inferior().read_memory(
+            area + RSEQ_AREA_CS, 8)))
+    except (gdb.MemoryError, gdb.error):
+        return None
+    return ptr
+
+
+def _on_stop(event):
+    if STEPPER.active:
+        return
+    thread = gdb.selected_thread()
+    if thread is None:
+        return
+    try:
+        pc = int(gdb.selected_frame().pc())
+        sec = REG.find(pc, _thread_descriptor())
+        armed = _armed_cs() if sec is not None else None
+    except (gdb.error, RuntimeError):
+        return
+    if sec is None:
+        return
+    if armed == 0:
+        what = ("its descriptor is not armed now (rseq_cs is 0), so it runs on without the "
+                "kernel's protection")
+    else:
+        what = "resuming it will abort the section to 0x%x" % sec.abort
+    gdb.write("warning: thread %d stopped inside rseq critical section %s [0x%x, 0x%x): %s; "
+              "use rseq stepi/nexti/step to step over it\n"
+              % (thread.num, sec.where(), sec.start, sec.post_commit, what), gdb.STDERR)
+
+
+def _bp_addresses(bp):
+    try:
+        return [loc.address for loc in bp.locations if loc.address is not None]
+    except (AttributeError, RuntimeError):
+        m = re.match(r"\*\s*(0x[0-9a-fA-F]+)$", bp.location or "")
+        return [int(m.group(1), 16)] if m else []
+
+
+def _on_breakpoint_created(bp):
+    if STEPPER.active or bp.number < 0 or bp.type != gdb.BP_BREAKPOINT:
+        return
+    try:
+        for addr in _bp_addresses(bp):
+            sec = REG.find(addr)
+            if sec is None:
+                continue
+            gdb.write("warning: breakpoint %d at 0x%x is inside rseq critical section %s: "
+                      "each hit aborts the section to 0x%x, so it never completes while the "
+                      "breakpoint is there; break at 0x%x (post-commit) or 0x%x (abort) instead\n"
+                      % (bp.number, addr, sec.where(), sec.abort, sec.post_commit, sec.abort),
+                      gdb.STDERR)
+    except (gdb.error, RuntimeError):
+        pass
+
+
+RseqPrefix()
+RseqInfo()
+RseqStepi()
+RseqNexti()
+RseqStep()
+RseqSet()
+RseqShow()
+RseqVerbose()
+RseqTimeout()
+gdb.events.stop.connect(_on_stop)
+gdb.events.breakpoint_created.connect(_on_breakpoint_created)
+gdb.events.new_objfile.connect(REG.invalidate)
+gdb.events.clear_objfiles.connect(REG.invalidate)
+gdb.events.exited.connect(REG.invalidate)
