@@ -1,7 +1,771 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* rseqdbg audit: run libelfscan's checks on ELF files or the modules of a process. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
 #include "common.h"
+#include "elfscan-audit.h"
+#include "procmaps.h"
+#include "rseqarea.h"
+
+struct audit_opts {
+	const char **enable, **disable; /* NULL-terminated */
+	size_t nenable, ndisable;
+	enum elfscan_severity fail_on;
+	bool sarif, list;
+	bool have_pid;
+	pid_t pid;
+};
+
+/* One audited file or module. */
+struct unit {
+	const char *path;
+	struct elfscan *es;
+	const struct rd_module *mod; /* --pid */
+	uint64_t bias;
+	struct elfscan_audit *a;
+};
+
+/* --pid: what each thread registered. */
+struct thread {
+	pid_t tid;
+	bool registered;
+	uint32_t sig;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rseqdbg audit [OPTIONS] FILE...\n"
+		"       rseqdbg audit [OPTIONS] --pid PID\n"
+		"       rseqdbg audit --list-checks\n"
+		"\n"
+		"Check the rseq descriptor tables of ELF files and the code of their critical\n"
+		"sections: descriptors, signatures, tables, code (decoded), orphan abort handlers.\n"
+		"\n"
+		"Options:\n"
+		"      --check ID       run only this check (repeatable)\n"
+		"      --skip ID        do not run this check (repeatable)\n"
+		"      --list-checks    describe every check and exit\n"
+		"      --fail-on LEVEL  exit 1 on findings at or above LEVEL: error (default),\n"
+		"                       warning or info\n"
+		"      --pid PID        audit the modules mapped in a running process and compare\n"
+		"                       signatures with those its threads registered\n"
+		"  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
+		"  -p, --pretty         print indented JSON (implies --json)\n"
+		"      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
+		"  -h, --help           print this help\n"
+		"\n"
+		"Exit status: 0 no finding at or above --fail-on, 1 such findings, 2 could not audit.\n");
+}
+
+/* --- locations ------------------------------------------------------------------------- */
+
+static void loc_of(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc)
+{
+	if (elfscan_symbolize(es, addr, loc))
+		memset(loc, 0, sizeof(*loc));
+}
+
+static void print_where(struct elfscan *es, uint64_t addr, uint64_t bias)
+{
+	struct elfscan_loc loc;
+
+	loc_of(es, addr, &loc);
+	if (!loc.func) {
+		printf("0x%" PRIx64, addr + bias);
+		return;
+	}
+	printf("%s", loc.func);
+	if (loc.func_off)
+		printf("+0x%" PRIx64, loc.func_off);
+	if (loc.file && loc.line > 0) {
+		const char *b = strrchr(loc.file, '/');
+
+		printf(" (%s:%d)", b ? b + 1 : loc.file, loc.line);
+	}
+}
+
+/* The place a finding is about: its section's start, else its own address. */
+static uint64_t finding_anchor(const struct elfscan_finding *f)
+{
+	const struct elfscan_cs *cs = elfscan_finding_cs(f);
+
+	return cs ? cs->start_ip : elfscan_finding_addr(f);
+}
+
+/* --- human output ---------------------------------------------------------------------- */
+
+static void print_human(const struct unit *u)
+{
+	size_t n = elfscan_audit_count(u->a), cnt[3];
+	const struct elfscan_cs *cur = NULL;
+	const char *note = elfscan_audit_code_note(u->a);
+
+	printf("%s (%s, %zu section%s", u->path, elfscan_arch_name(u->es), elfscan_count(u->es),
+	       elfscan_count(u->es) == 1 ? "" : "s");
+	if (u->mod)
+		printf(", bias 0x%" PRIx64, u->bias);
+	printf(")\n");
+	if (note[0])
+		printf("  code checks skipped: %s\n", note);
+	for (size_t i = 0; i < n; i++) {
+		const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
+		const struct elfscan_check *k = elfscan_finding_check(f);
+		const struct elfscan_cs *cs = elfscan_finding_cs(f);
+		const char *indent = cs ? "    " : "  ";
+
+		if (cs && cs != cur) {
+			printf("  section ");
+			print_where(u->es, cs->start_ip, u->bias);
+			printf(" [0x%" PRIx64 ", 0x%" PRIx64 ") abort 0x%" PRIx64 ":\n",
+			       cs->start_ip + u->bias, cs->post_commit_ip + u->bias,
+			       cs->abort_ip + u->bias);
+			cur = cs;
+		}
+		printf("%s%s %s: %s\n", indent, k->id, elfscan_severity_name(k->severity),
+		       cs ? elfscan_finding_detail(f) : elfscan_finding_message(f));
+		printf("%s  hint: %s\n", indent, k->hint);
+	}
+	elfscan_audit_counts(u->a, cnt);
+	printf("%s: %zu error%s, %zu warning%s, %zu info\n", u->path, cnt[ELFSCAN_SEV_ERROR],
+	       cnt[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", cnt[ELFSCAN_SEV_WARNING],
+	       cnt[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", cnt[ELFSCAN_SEV_INFO]);
+}
+
+/* --- JSON output ----------------------------------------------------------------------- */
+
+static void json_str_or_null(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s)
+		jw_str(w, s);
+	else
+		jw_null(w);
+}
+
+static void json_summary(struct jw *w, const size_t cnt[3])
+{
+	jw_key(w, "summary");
+	jw_obj_open(w);
+	jw_ku64(w, "errors", cnt[ELFSCAN_SEV_ERROR]);
+	jw_ku64(w, "warnings", cnt[ELFSCAN_SEV_WARNING]);
+	jw_ku64(w, "info", cnt[ELFSCAN_SEV_INFO]);
+	jw_obj_close(w);
+}
+
+static void json_unit(struct jw *w, const struct unit *u)
+{
+	size_t n = elfscan_audit_count(u->a), cnt[3];
+	const char *note = elfscan_audit_code_note(u->a);
+
+	jw_obj_open(w);
+	jw_kstr(w, "path", u->path);
+	jw_kstr(w, "arch", elfscan_arch_name(u->es));
+	if (u->mod) {
+		jw_ku64(w, "start", u->mod->start);
+		jw_ku64(w, "end", u->mod->end);
+		jw_ku64(w, "bias", u->bias);
+	}
+	jw_ku64(w, "sections", elfscan_count(u->es));
+	json_str_or_null(w, "code_checks_skipped", note[0] ? note : NULL);
+	jw_key(w, "findings");
+	jw_arr_open(w);
+	for (size_t i = 0; i < n; i++) {
+		const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
+		const struct elfscan_check *k = elfscan_finding_check(f);
+		const struct elfscan_cs *cs = elfscan_finding_cs(f);
+		struct elfscan_loc loc;
+
+		loc_of(u->es, finding_anchor(f), &loc);
+		jw_obj_open(w);
+		jw_kstr(w, "check", k->id);
+		jw_kstr(w, "severity", elfscan_severity_name(k->severity));
+		jw_kstr(w, "title", k->title);
+		jw_kstr(w, "message", elfscan_finding_message(f));
+		jw_kstr(w, "hint", k->hint);
+		jw_ku64(w, "address", elfscan_finding_addr(f) + u->bias);
+		jw_key(w, "start_ip");
+		if (cs)
+			jw_u64(w, cs->start_ip + u->bias);
+		else
+			jw_null(w);
+		json_str_or_null(w, "function", loc.func);
+		json_str_or_null(w, "file", loc.file);
+		jw_key(w, "line");
+		if (loc.line > 0)
+			jw_u64(w, (uint64_t)loc.line);
+		else
+			jw_null(w);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+	elfscan_audit_counts(u->a, cnt);
+	json_summary(w, cnt);
+	jw_obj_close(w);
+}
+
+/* --- SARIF 2.1.0 ----------------------------------------------------------------------- */
+
+static const char *sarif_level(enum elfscan_severity s)
+{
+	return s == ELFSCAN_SEV_ERROR ? "error" : s == ELFSCAN_SEV_WARNING ? "warning" : "note";
+}
+
+static void sarif_text(struct jw *w, const char *key, const char *text)
+{
+	jw_key(w, key);
+	jw_obj_open(w);
+	jw_kstr(w, "text", text);
+	jw_obj_close(w);
+}
+
+static void sarif_rules(struct jw *w)
+{
+	jw_key(w, "rules");
+	jw_arr_open(w);
+	for (size_t i = 0; i < elfscan_audit_nchecks(); i++) {
+		const struct elfscan_check *k = elfscan_audit_check(i);
+
+		jw_obj_open(w);
+		jw_kstr(w, "id", k->id);
+		sarif_text(w, "shortDescription", k->title);
+		sarif_text(w, "fullDescription", k->description);
+		sarif_text(w, "help", k->hint);
+		jw_key(w, "defaultConfiguration");
+		jw_obj_open(w);
+		jw_kstr(w, "level", sarif_level(k->severity));
+		jw_obj_close(w);
+		jw_key(w, "properties");
+		jw_obj_open(w);
+		jw_kstr(w, "category", k->group);
+		jw_obj_close(w);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+}
+
+static void sarif_result(struct jw *w, const struct unit *u, const struct elfscan_finding *f)
+{
+	const struct elfscan_check *k = elfscan_finding_check(f);
+	struct elfscan_loc loc;
+	size_t idx = 0;
+
+	for (size_t i = 0; i < elfscan_audit_nchecks(); i++)
+		if (elfscan_audit_check(i) == k)
+			idx = i;
+	loc_of(u->es, finding_anchor(f), &loc);
+	jw_obj_open(w);
+	jw_kstr(w, "ruleId", k->id);
+	jw_ku64(w, "ruleIndex", idx);
+	jw_kstr(w, "level", sarif_level(k->severity));
+	sarif_text(w, "message", elfscan_finding_message(f));
+	jw_key(w, "locations");
+	jw_arr_open(w);
+	jw_obj_open(w);
+	if (loc.file && loc.line > 0) {
+		jw_key(w, "physicalLocation");
+		jw_obj_open(w);
+		jw_key(w, "artifactLocation");
+		jw_obj_open(w);
+		jw_kstr(w, "uri", loc.file);
+		jw_obj_close(w);
+		jw_key(w, "region");
+		jw_obj_open(w);
+		jw_ku64(w, "startLine", (uint64_t)loc.line);
+		jw_obj_close(w);
+		jw_obj_close(w);
+	} else {
+		/* no source line: the binary and the address */
+		jw_key(w, "physicalLocation");
+		jw_obj_open(w);
+		jw_key(w, "artifactLocation");
+		jw_obj_open(w);
+		jw_kstr(w, "uri", u->path);
+		jw_obj_close(w);
+		jw_key(w, "address");
+		jw_obj_open(w);
+		jw_ku64(w, "absoluteAddress", elfscan_finding_addr(f) + u->bias);
+		jw_obj_close(w);
+		jw_obj_close(w);
+	}
+	if (loc.func) {
+		jw_key(w, "logicalLocations");
+		jw_arr_open(w);
+		jw_obj_open(w);
+		jw_kstr(w, "name", loc.func);
+		jw_kstr(w, "kind", "function");
+		jw_obj_close(w);
+		jw_arr_close(w);
+	}
+	jw_obj_close(w);
+	jw_arr_close(w);
+	jw_key(w, "properties");
+	jw_obj_open(w);
+	jw_kstr(w, "binary", u->path);
+	jw_ku64(w, "address", elfscan_finding_addr(f) + u->bias);
+	jw_obj_close(w);
+	jw_obj_close(w);
+}
+
+static void print_sarif(struct jw *w, const struct unit *u, size_t nu)
+{
+	jw_obj_open(w);
+	jw_kstr(w, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+	jw_kstr(w, "version", "2.1.0");
+	jw_key(w, "runs");
+	jw_arr_open(w);
+	jw_obj_open(w);
+	jw_key(w, "tool");
+	jw_obj_open(w);
+	jw_key(w, "driver");
+	jw_obj_open(w);
+	jw_kstr(w, "name", "rseqdbg audit");
+	jw_kstr(w, "version", RSEQDBG_VERSION);
+	sarif_rules(w);
+	jw_obj_close(w);
+	jw_obj_close(w);
+	jw_key(w, "artifacts");
+	jw_arr_open(w);
+	for (size_t i = 0; i < nu; i++) {
+		jw_obj_open(w);
+		jw_key(w, "location");
+		jw_obj_open(w);
+		jw_kstr(w, "uri", u[i].path);
+		jw_obj_close(w);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+	jw_key(w, "results");
+	jw_arr_open(w);
+	for (size_t i = 0; i < nu; i++)
+		for (size_t j = 0; j < elfscan_audit_count(u[i].a); j++)
+			sarif_result(w, &u[i], elfscan_audit_finding(u[i].a, j));
+	jw_arr_close(w);
+	jw_obj_close(w);
+	jw_arr_close(w);
+	jw_obj_close(w);
+	jw_end(w);
+}
+
+/* --- list of checks -------------------------------------------------------------------- */
+
+static int list_checks(void)
+{
+	struct jw *w = rd.jw;
+
+	if (rd.json) {
+		jw_obj_open(w);
+		jw_key(w, "checks");
+		jw_arr_open(w);
+	}
+	for (size_t i = 0; i < elfscan_audit_nchecks(); i++) {
+		const struct elfscan_check *k = elfscan_audit_check(i);
+
+		if (!rd.json) {
+			printf("%s  %-7s  %-10s  %s\n    %s\n    hint: %s\n", k->id,
+			       elfscan_severity_name(k->severity), k->group, k->title,
+			       k->description, k->hint);
+			continue;
+		}
+		jw_obj_open(w);
+		jw_kstr(w, "id", k->id);
+		jw_kstr(w, "group", k->group);
+		jw_kstr(w, "severity", elfscan_severity_name(k->severity));
+		jw_kstr(w, "title", k->title);
+		jw_kstr(w, "description", k->description);
+		jw_kstr(w, "hint", k->hint);
+		jw_obj_close(w);
+	}
+	if (rd.json) {
+		jw_arr_close(w);
+		jw_obj_close(w);
+		jw_end(w);
+	}
+	return EXIT_OK;
+}
+
+/* --- threads of a process -------------------------------------------------------------- */
+
+static int thread_config(pid_t tid, struct rd_rseq_config *cfg)
+{
+	int status, err;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		err = -errno;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return err;
+	}
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		if (WIFSTOPPED(status))
+			break;
+	}
+	err = rd_rseq_config(tid, cfg);
+	/* hand back a signal that arrived while we held the thread */
+	ptrace(PTRACE_DETACH, tid, NULL,
+	       (void *)(long)(status >> 16 == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status)));
+	return err;
+}
+
+static int read_threads(pid_t pid, struct thread **res, size_t *n)
+{
+	struct thread *v = NULL, *nv;
+	size_t cap = 0;
+	struct dirent *de;
+	char path[64];
+	int err = 0;
+	DIR *d;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned long long tid;
+		struct rd_rseq_config cfg;
+
+		if (!rd_parse_u64(de->d_name, &tid))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		err = thread_config((pid_t)tid, &cfg);
+		if (err == -ESRCH) { /* the thread exited meanwhile */
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		v[*n].tid = (pid_t)tid;
+		v[*n].registered = cfg.abi_ptr != 0;
+		v[*n].sig = cfg.signature;
+		(*n)++;
+	}
+	closedir(d);
+	if (err) {
+		free(v);
+		*n = 0;
+		return err;
+	}
+	*res = v;
+	return 0;
+}
+
+/* --- driver ---------------------------------------------------------------------------- */
+
+static int add_id(const char ***v, size_t *n, const char *id)
+{
+	const char **nv;
+
+	if (!elfscan_audit_find_check(id))
+		return rd_error("unknown check '%s' (see 'rseqdbg audit --list-checks')", id);
+	nv = realloc(*v, (*n + 2) * sizeof(*nv));
+	if (!nv)
+		return rd_error("out of memory");
+	nv[(*n)++] = id;
+	nv[*n] = NULL;
+	*v = nv;
+	return 0;
+}
+
+static int output(const struct audit_opts *o, struct unit *u, size_t nu,
+		  const struct thread *th, size_t nth)
+{
+	size_t total[3] = { 0 }, cnt[3];
+	int worst = -1;
+
+	for (size_t i = 0; i < nu; i++) {
+		elfscan_audit_counts(u[i].a, cnt);
+		for (int s = 0; s < 3; s++) {
+			total[s] += cnt[s];
+			if (cnt[s] && s > worst)
+				worst = s;
+		}
+	}
+	if (o->sarif) {
+		print_sarif(rd.jw, u, nu);
+	} else if (rd.json) {
+		struct jw *w = rd.jw;
+
+		jw_obj_open(w);
+		if (o->have_pid) {
+			jw_ku64(w, "pid", (uint64_t)o->pid);
+			jw_key(w, "threads");
+			jw_arr_open(w);
+			for (size_t i = 0; i < nth; i++) {
+				jw_obj_open(w);
+				jw_ku64(w, "tid", (uint64_t)th[i].tid);
+				jw_key(w, "signature");
+				if (th[i].registered)
+					jw_u64(w, th[i].sig);
+				else
+					jw_null(w);
+				jw_obj_close(w);
+			}
+			jw_arr_close(w);
+		}
+		jw_key(w, o->have_pid ? "modules" : "files");
+		jw_arr_open(w);
+		for (size_t i = 0; i < nu; i++)
+			json_unit(w, &u[i]);
+		jw_arr_close(w);
+		jw_kstr(w, "fail_on", elfscan_severity_name(o->fail_on));
+		json_summary(w, total);
+		jw_obj_close(w);
+		jw_end(w);
+	} else {
+		if (o->have_pid) {
+			printf("pid %d:", (int)o->pid);
+			for (size_t i = 0; i < nth; i++) {
+				if (th[i].registered)
+					printf(" tid %d signature 0x%08x%s", (int)th[i].tid, th[i].sig,
+					       i + 1 < nth ? "," : "");
+				else
+					printf(" tid %d no rseq area%s", (int)th[i].tid,
+					       i + 1 < nth ? "," : "");
+			}
+			printf("\n");
+		}
+		for (size_t i = 0; i < nu; i++)
+			print_human(&u[i]);
+		if (nu > 1)
+			printf("total: %zu error%s, %zu warning%s, %zu info\n",
+			       total[ELFSCAN_SEV_ERROR], total[ELFSCAN_SEV_ERROR] == 1 ? "" : "s",
+			       total[ELFSCAN_SEV_WARNING], total[ELFSCAN_SEV_WARNING] == 1 ? "" : "s",
+			       total[ELFSCAN_SEV_INFO]);
+	}
+	fflush(stdout);
+	return worst >= (int)o->fail_on ? EXIT_FINDINGS : EXIT_OK;
+}
+
+static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t *sigs,
+		     size_t nsigs)
+{
+	struct elfscan_audit_opts ao = {
+		.sz = sizeof(ao),
+		.enable = o->nenable ? o->enable : NULL,
+		.disable = o->disable,
+		.registered_sigs = sigs,
+		.nregistered_sigs = nsigs,
+		.bias = u->bias,
+	};
+
+	if (elfscan_audit(u->es, &ao, &u->a))
+		return rd_error("%s: %s", u->path, elfscan_errmsg());
+	return 0;
+}
+
+static int audit_files(const struct audit_opts *o, char **paths, int n)
+{
+	struct elfscan_opts eo = { .sz = sizeof(eo) };
+	struct unit *u = calloc(n, sizeof(*u));
+	int ret = 0;
+
+	if (!u)
+		return rd_error("out of memory");
+	for (int i = 0; i < n && !ret; i++) {
+		u[i].path = paths[i];
+		if (elfscan_open(paths[i], &eo, &u[i].es)) {
+			ret = rd_error("%s: %s", paths[i], elfscan_errmsg());
+			break;
+		}
+		ret = audit_one(o, &u[i], NULL, 0);
+	}
+	if (!ret)
+		ret = output(o, u, n, NULL, 0);
+	for (int i = 0; i < n; i++) {
+		elfscan_audit_free(u[i].a);
+		elfscan_close(u[i].es);
+	}
+	free(u);
+	return ret;
+}
+
+static int audit_pid(const struct audit_opts *o)
+{
+	struct elfscan_opts eo = { .sz = sizeof(eo) };
+	struct rd_modules mods = { 0 };
+	struct thread *th = NULL;
+	struct unit *u = NULL;
+	uint32_t *sigs = NULL;
+	size_t nth = 0, nsigs = 0, nu = 0;
+	int err, ret = 0;
+
+	err = read_threads(o->pid, &th, &nth);
+	if (err == -ENOENT || err == -ESRCH)
+		return rd_error("pid %d: no such process", (int)o->pid);
+	if (err == -EIO)
+		rd_warn("pid %d: PTRACE_GET_RSEQ_CONFIGURATION unsupported (Linux 5.13+): "
+			"registered signatures not compared", (int)o->pid);
+	else if (err)
+		return rd_error("pid %d: cannot read the threads' rseq registration: %s",
+				(int)o->pid, strerror(-err));
+	sigs = calloc(nth + 1, sizeof(*sigs));
+	if (!sigs) {
+		ret = rd_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nth; i++)
+		if (th[i].registered)
+			sigs[nsigs++] = th[i].sig;
+	err = rd_modules_load(o->pid, &eo, &mods);
+	if (err) {
+		ret = rd_error("pid %d: cannot read its mapped modules: %s", (int)o->pid,
+			       strerror(-err));
+		goto out;
+	}
+	u = calloc(mods.n + 1, sizeof(*u));
+	if (!u) {
+		ret = rd_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < mods.n && !ret; i++) {
+		const struct rd_module *m = &mods.v[i];
+
+		if (!m->es) {
+			rd_warn("%s: not audited: %s", m->path, m->err ? m->err : "not scanned");
+			continue;
+		}
+		u[nu].path = m->path;
+		u[nu].es = m->es;
+		u[nu].mod = m;
+		u[nu].bias = m->bias;
+		ret = audit_one(o, &u[nu], sigs, nsigs);
+		nu++;
+	}
+	if (!ret)
+		ret = output(o, u, nu, th, nth);
+out:
+	for (size_t i = 0; i < nu; i++)
+		elfscan_audit_free(u[i].a);
+	free(u);
+	rd_modules_free(&mods);
+	free(sigs);
+	free(th);
+	return ret;
+}
+
+enum { OPT_CHECK = 256, OPT_SKIP, OPT_LIST, OPT_FAIL_ON, OPT_PID, OPT_SARIF };
 
 int cmd_audit(int argc, char **argv)
 {
-	return rd_error("not built yet");
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "check", required_argument, NULL, OPT_CHECK },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "list-checks", no_argument, NULL, OPT_LIST },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "sarif", no_argument, NULL, OPT_SARIF },
+		{ 0 },
+	};
+	struct audit_opts o = { .fail_on = ELFSCAN_SEV_ERROR };
+	unsigned long long v;
+	int c, ret = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jph", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			rd.json = true;
+			break;
+		case 'p':
+			rd.json = rd.pretty = true;
+			break;
+		case 'h':
+			usage(stdout);
+			goto out;
+		case OPT_CHECK:
+			ret = add_id(&o.enable, &o.nenable, optarg);
+			break;
+		case OPT_SKIP:
+			ret = add_id(&o.disable, &o.ndisable, optarg);
+			break;
+		case OPT_LIST:
+			o.list = true;
+			break;
+		case OPT_FAIL_ON:
+			if (!strcmp(optarg, "error"))
+				o.fail_on = ELFSCAN_SEV_ERROR;
+			else if (!strcmp(optarg, "warning"))
+				o.fail_on = ELFSCAN_SEV_WARNING;
+			else if (!strcmp(optarg, "info"))
+				o.fail_on = ELFSCAN_SEV_INFO;
+			else
+				ret = rd_error("--fail-on: '%s' is not error, warning or info", optarg);
+			break;
+		case OPT_PID:
+			if (!rd_parse_u64(optarg, &v) || !v || v > INT32_MAX)
+				ret = rd_error("--pid: '%s' is not a process id", optarg);
+			o.have_pid = true;
+			o.pid = (pid_t)v;
+			break;
+		case OPT_SARIF:
+			o.sarif = true;
+			break;
+		case ':':
+			ret = rd_error("%s: missing argument (try 'rseqdbg audit --help')",
+				       argv[optind - 1]);
+			break;
+		default:
+			ret = rd_error("unknown option '%s' (try 'rseqdbg audit --help')",
+				       argv[optind - 1]);
+			break;
+		}
+		if (ret)
+			goto out;
+	}
+	if (rd.pretty || o.sarif) {
+		struct jw *w = jw_new(stdout, rd.pretty);
+
+		if (!w) {
+			ret = rd_error("out of memory");
+			goto out;
+		}
+		jw_free(rd.jw);
+		rd.jw = w;
+	}
+	if (o.sarif)
+		rd.json = true; /* errors as a JSON object too */
+	if (o.list) {
+		ret = list_checks();
+		goto out;
+	}
+	if (o.have_pid && optind < argc)
+		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg audit --help')");
+	else if (!o.have_pid && optind >= argc)
+		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");
+	else if (o.have_pid)
+		ret = audit_pid(&o);
+	else
+		ret = audit_files(&o, argv + optind, argc - optind);
+out:
+	free(o.enable);
+	free(o.disable);
+	return ret;
 }
