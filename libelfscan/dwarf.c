@@ -631,7 +631,7 @@ bool elfscan_has_dwarf(struct elfscan *es)
 int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *line, int *col)
 {
 	struct es_dwarf *dw = lines_get(es);
-	ssize_t lo = 0, hi, res = -1;
+	ssize_t lo = 0, hi, res = -1, j;
 	const struct es_line *row;
 
 	if (!dw || !dw->nlines)
@@ -650,6 +650,13 @@ int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *lin
 	if (res < 0)
 		return -ENOENT;
 	row = &dw->lines[res];
+	/* Rows at one address: like a debugger, the last that starts a statement speaks. */
+	for (j = res; !row->stmt && j > 0 && !dw->lines[j - 1].end_seq &&
+		      dw->lines[j - 1].addr == row->addr;
+	     j--) {
+		if (dw->lines[j - 1].stmt)
+			row = &dw->lines[j - 1];
+	}
 	/* Past the end of its sequence, or code the compiler attributes to no line. */
 	if (row->end_seq || !row->line || !row->file || !in_units(dw, addr))
 		return -ENOENT;
