@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Malformed input: every file made by tests/tools/mkbad (bad-*), plus a directory, a missing
+# path, an empty file and /dev/null, must give exit 2, exactly one line on stderr
+# "rseqdbg: scan: FILE: what is wrong", nothing on stdout in text mode and one {"error": ...}
+# document in JSON mode; never a crash, a sanitizer report or a file left behind.
+# ok-* files are odd but valid and must scan. Under BUILD=build-san this runs with ASan/UBSan.
+source "$(dirname "$0")/../lib.sh"
+
+MKBAD="$BUILD/tests/tools/mkbad"
+if [ ! -x "$RSEQDBG" ] || [ ! -x "$MKBAD" ]; then
+	fail scan_bad "build first: $RSEQDBG or $MKBAD missing"
+	finish
+	exit
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+mkdir -p "$TMP/bad" "$TMP/cwd"
+if ! "$MKBAD" "$FIX/bin/x86_64" "$TMP/bad" >"$TMP/mkbad.out" 2>&1; then
+	fail mkbad "$(cat "$TMP/mkbad.out")"
+fi
+n=$(find "$TMP/bad" -name 'bad-*' | wc -l)
+check "mkbad writes at least 30 malformed files ($n)" test "$n" -ge 30
+
+: >"$TMP/empty"
+mkdir "$TMP/a directory"
+
+# sanitized NAME FILE: fail when a sanitizer spoke on stderr
+sanitized() {
+	if grep -qE 'Sanitizer|runtime error|LeakSanitizer' "$2"; then
+		fail "$1" "sanitizer: $(grep -m1 -E 'Sanitizer|runtime error' "$2")"
+		return 1
+	fi
+}
+
+# refused NAME FILE...: text and JSON mode both report the last FILE and exit 2
+refused() {
+	local name=$1; shift
+	local f=${*: -1} rc lines first
+
+	(cd "$TMP/cwd" && "$RSEQDBG" scan "$@") >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	sanitized "$name" "$TMP/err" || return
+	lines=$(wc -l <"$TMP/err")
+	first=$(head -n1 "$TMP/err")
+	if [ $rc -ne 2 ]; then
+		fail "$name" "exit $rc, expected 2 (stderr: $first)"
+	elif [ "$lines" -ne 1 ]; then
+		fail "$name" "$lines lines on stderr, expected 1: $(tr '\n' '|' <"$TMP/err" | head -c 300)"
+	elif [[ "$first" != "rseqdbg: scan: $f: "?* ]]; then
+		fail "$name" "stderr does not read 'rseqdbg: scan: $f: <problem>': $first"
+	elif [ "$#" -eq 1 ] && [ -s "$TMP/out" ]; then
+		fail "$name" "stdout not empty in text mode: $(head -c 200 "$TMP/out")"
+	else
+		pass "$name"
+	fi
+
+	(cd "$TMP/cwd" && "$RSEQDBG" scan --json "$@") >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	sanitized "$name json" "$TMP/err" || return
+	lines=$(wc -l <"$TMP/err")
+	if [ $rc -ne 2 ] || [ "$lines" -ne 1 ]; then
+		fail "$name json" "exit $rc, $lines lines on stderr: $(head -c 200 "$TMP/err")"
+	elif ! python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d.get("error") if isinstance(d, dict) else None
+sys.exit(0 if isinstance(e, str) and sys.argv[2] in e else 1)' "$TMP/out" "$f" 2>/dev/null; then
+		fail "$name json" "stdout is not one {\"error\": \"...$f...\"} document: $(head -c 300 "$TMP/out")"
+	else
+		pass "$name json"
+	fi
+
+	if [ -n "$(ls -A "$TMP/cwd")" ]; then
+		fail "$name clean" "left behind: $(ls -A "$TMP/cwd")"
+		rm -rf "${TMP:?}/cwd/"* "${TMP:?}"/cwd/.[!.]*
+	fi
+}
+
+for f in "$TMP"/bad/bad-*; do
+	refused "$(basename "$f")" "$f"
+done
+refused "directory" "$TMP/a directory"
+refused "missing path" "$TMP/no such file"
+refused "empty file" "$TMP/empty"
+refused "/dev/null" /dev/null
+# A good file before a bad one: the bad one is named, the run still fails.
+refused "good then bad" "$FIX/bin/x86_64/cs-pie" "$TMP/bad/bad-trunc-shdrs"
+
+# Valid but odd files scan, and every section says why its signature cannot be judged.
+for f in "$TMP"/bad/ok-*; do
+	name=$(basename "$f")
+	"$RSEQDBG" scan --json "$f" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	sanitized "$name" "$TMP/err" || continue
+	if [ $rc -ne 0 ]; then
+		fail "$name" "exit $rc: $(head -c 200 "$TMP/err")"
+		continue
+	fi
+	why=$(python3 -c '
+import json, sys
+fo = json.load(open(sys.argv[1]))["files"][0]
+st = {s["signature"]["status"] for s in fo["sections"]}
+if fo["machine"] != 32343 or fo["arch"] != "EM_32343":
+    print("machine %r arch %r" % (fo["machine"], fo["arch"]))
+elif len(fo["sections"]) != 6:
+    print("%d sections, the fixture has 6" % len(fo["sections"]))
+elif st != {"unknown-arch"}:
+    print("signature statuses %s, expected unknown-arch" % sorted(st))' "$TMP/out" 2>&1)
+	if [ -n "$why" ]; then fail "$name" "$why"; else pass "$name"; fi
+	"$RSEQDBG" scan "$f" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	sanitized "$name text" "$TMP/err" || continue
+	check "$name text" test $rc -eq 0 -a -s "$TMP/out"
+done
+finish
