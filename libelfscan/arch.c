@@ -15,19 +15,22 @@
 static const struct {
 	uint16_t machine;
 	const char *name;
-	uint32_t sig;	 /* current signature, 0 when none is known */
+	uint32_t sig;	 /* current signature */
+	uint32_t sig_be; /* the value big-endian data holds, when it differs */
 	bool legacy_sig; /* 0x53053053 also accepted */
 } machines[] = {
-	{ EM_X86_64, "x86_64", SIG_LEGACY, false },
-	{ EM_386, "i386", SIG_LEGACY, false },
-	{ EM_AARCH64, "aarch64", 0xd428bc00u, false },
-	{ EM_ARM, "arm", 0xe7f5def3u, true },
-	{ EM_PPC64, "ppc64", 0x0fe5000bu, true },
-	{ EM_PPC, "ppc", 0x0fe5000bu, true },
-	{ EM_S390, "s390", 0xb2ff0fffu, true },
-	{ EM_RISCV, "riscv", 0xf1401073u, true },
-	{ EM_MIPS, "mips", 0x0350000du, true },
-	{ EM_LOONGARCH, "loongarch", 0x002a0010u, true },
+	{ EM_X86_64, "x86_64", SIG_LEGACY, 0, false },
+	{ EM_386, "i386", SIG_LEGACY, 0, false },
+	{ EM_AARCH64, "aarch64", 0xd428bc00u, 0, false },
+	/* ARMv7 big-endian (BE8) keeps instructions little-endian: the udf the signature
+	 * encodes reads byte-swapped as data. */
+	{ EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true },
+	{ EM_PPC64, "ppc64", 0x0fe5000bu, 0, true },
+	{ EM_PPC, "ppc", 0x0fe5000bu, 0, true },
+	{ EM_S390, "s390", 0xb2ff0fffu, 0, true },
+	{ EM_RISCV, "riscv", 0xf1401073u, 0, true },
+	{ EM_MIPS, "mips", 0x0350000du, 0, true },
+	{ EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true },
 };
 
 static int machine_index(uint16_t machine)
@@ -45,20 +48,34 @@ const char *es_machine_name(uint16_t machine)
 	return i < 0 ? NULL : machines[i].name;
 }
 
-size_t elfscan_known_signatures(uint16_t machine, uint32_t *sigs, size_t max)
+/* The signatures of machine: all of them, or those valid in byte order ELFDATA2LSB/MSB. */
+static size_t known_sigs(uint16_t machine, int order, uint32_t *sigs, size_t max)
 {
 	int i = machine_index(machine);
-	uint32_t v[2];
+	uint32_t v[3];
 	size_t n = 0;
 
 	if (i < 0)
 		return 0;
-	v[n++] = machines[i].sig;
-	if (machines[i].legacy_sig && machines[i].sig != SIG_LEGACY)
+	if (order != ELFDATA2MSB || !machines[i].sig_be)
+		v[n++] = machines[i].sig;
+	if (order != ELFDATA2LSB && machines[i].sig_be)
+		v[n++] = machines[i].sig_be;
+	if (machines[i].legacy_sig)
 		v[n++] = SIG_LEGACY;
 	for (size_t k = 0; k < n && k < max; k++)
 		sigs[k] = v[k];
 	return n;
+}
+
+size_t elfscan_known_signatures(uint16_t machine, uint32_t *sigs, size_t max)
+{
+	return known_sigs(machine, ELFDATANONE, sigs, max);
+}
+
+size_t es_known_signatures(uint16_t machine, bool big_endian, uint32_t *sigs, size_t max)
+{
+	return known_sigs(machine, big_endian ? ELFDATA2MSB : ELFDATA2LSB, sigs, max);
 }
 
 enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigned int *width)

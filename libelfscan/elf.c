@@ -476,7 +476,28 @@ static int collect_tables(struct elfscan *es)
 	return 0;
 }
 
-static void set_arch_name(struct elfscan *es);
+static void set_arch_name(struct elfscan *es)
+{
+	uint16_t m = es->ehdr.e_machine;
+	bool is64 = es->wordsz == 8;
+	const char *name = es_machine_name(m);
+
+	if (m == EM_PPC64 && !es->big_endian)
+		name = "ppc64le";
+	else if (m == EM_RISCV)
+		name = is64 ? "riscv64" : "riscv32";
+	else if (m == EM_S390)
+		name = is64 ? "s390x" : "s390";
+	else if (m == EM_LOONGARCH)
+		name = is64 ? "loongarch64" : "loongarch32";
+	else if (m == EM_MIPS)
+		name = is64 ? (es->big_endian ? "mips64" : "mips64el")
+			    : (es->big_endian ? "mips" : "mipsel");
+	if (name)
+		snprintf(es->arch_buf, sizeof(es->arch_buf), "%s", name);
+	else
+		snprintf(es->arch_buf, sizeof(es->arch_buf), "EM_%u", m);
+}
 
 static int es_load_image(struct elfscan *es)
 {
@@ -740,29 +761,6 @@ const char *elfscan_path(const struct elfscan *es)
 uint16_t elfscan_machine(const struct elfscan *es)
 {
 	return es->ehdr.e_machine;
-}
-
-static void set_arch_name(struct elfscan *es)
-{
-	uint16_t m = es->ehdr.e_machine;
-	bool is64 = es->wordsz == 8;
-	const char *name = es_machine_name(m);
-
-	if (m == EM_PPC64 && !es->big_endian)
-		name = "ppc64le";
-	else if (m == EM_RISCV)
-		name = is64 ? "riscv64" : "riscv32";
-	else if (m == EM_S390)
-		name = is64 ? "s390x" : "s390";
-	else if (m == EM_LOONGARCH)
-		name = is64 ? "loongarch64" : "loongarch32";
-	else if (m == EM_MIPS)
-		name = is64 ? (es->big_endian ? "mips64" : "mips64el")
-			    : (es->big_endian ? "mips" : "mipsel");
-	if (name)
-		snprintf(es->arch_buf, sizeof(es->arch_buf), "%s", name);
-	else
-		snprintf(es->arch_buf, sizeof(es->arch_buf), "EM_%u", m);
 }
 
 const char *elfscan_arch_name(const struct elfscan *es)

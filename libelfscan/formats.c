@@ -67,21 +67,42 @@ static int too_many(const struct elfscan *es)
 		       ES_MAX_ENTRIES);
 }
 
-static int push(const struct elfscan *es, struct rawvec *rv, const struct raw *r)
+/* Room for every entry is reserved up front (reserve()), so this cannot fail. */
+static void push(struct rawvec *rv, const struct raw *r)
 {
-	if (rv->n == rv->cap) {
-		size_t cap = rv->cap ? 2 * rv->cap : 64;
-		struct raw *v;
+	if (rv->n < rv->cap)
+		rv->v[rv->n++] = *r;
+}
 
-		if (rv->n >= ES_MAX_ENTRIES)
-			return too_many(es);
-		v = realloc(rv->v, cap * sizeof(*v));
-		if (!v)
-			return es_ferr(es, ENOMEM, "out of memory for %zu table entries", cap);
-		rv->v = v;
-		rv->cap = cap;
+/* An upper bound of the entries of every table, checked against ES_MAX_ENTRIES. */
+static int reserve(struct elfscan *es, struct rawvec *rv, size_t *exit_cap)
+{
+	uint64_t n = 0, nexit = 0;
+
+	for (size_t i = 0; i < es->ntabs; i++) {
+		const struct es_tab *t = &es->tabs[i];
+
+		switch (t->kind) {
+		case ES_TAB_PTRS:
+			n += t->size / 8;
+			break;
+		case ES_TAB_EXITS:
+			nexit += t->size / 16;
+			break;
+		default: /* 32-byte descriptors or triples of at least 4-byte words */
+			n += t->size / 12 + 1;
+			break;
+		}
 	}
-	rv->v[rv->n++] = *r;
+	if (n > ES_MAX_ENTRIES || nexit > ES_MAX_ENTRIES)
+		return too_many(es);
+	rv->v = malloc((n ? n : 1) * sizeof(*rv->v));
+	es->exits = malloc((nexit ? nexit : 1) * sizeof(*es->exits));
+	if (!rv->v || !es->exits)
+		return es_ferr(es, ENOMEM, "out of memory for %llu table entries",
+			       (unsigned long long)(n + nexit));
+	rv->cap = n;
+	*exit_cap = nexit;
 	return 0;
 }
 
@@ -100,7 +121,6 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 			struct rawvec *rv)
 {
 	uint64_t off = t->addr % 32 ? 32 - t->addr % 32 : 0;
-	int err;
 
 	for (; off <= t->size && t->size - off >= 32; off += 32) {
 		struct raw r = { .desc = t->addr + off, .site = t->addr + off, .src = src };
@@ -108,9 +128,7 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 		if (all_zero(t->data + off, 32))
 			continue;
 		decode_rseq_cs(es, t->data + off, &r);
-		err = push(es, rv, &r);
-		if (err)
-			return err;
+		push(rv, &r);
 	}
 	if (off < t->size && !all_zero(t->data + off, t->size - off))
 		return es_ferr(es, EINVAL,
@@ -123,7 +141,6 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, struct rawvec *rv)
 {
 	unsigned char buf[32];
-	int err;
 
 	if (t->size % 8)
 		return es_ferr(es, EINVAL,
@@ -145,9 +162,7 @@ static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, stru
 				       (unsigned long long)ptr);
 		r.desc = ptr;
 		decode_rseq_cs(es, buf, &r);
-		err = push(es, rv, &r);
-		if (err)
-			return err;
+		push(rv, &r);
 	}
 	return 0;
 }
@@ -156,8 +171,6 @@ static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, stru
 static int walk_triples(const struct elfscan *es, const struct es_tab *t, unsigned int w,
 			uint32_t src, struct rawvec *rv)
 {
-	int err;
-
 	if (t->size % (3 * w))
 		return es_ferr(es, EINVAL,
 			       "section %s [%zu] size 0x%llx is not a multiple of %u ({start, post_commit, abort} of %u-byte words)",
@@ -173,14 +186,12 @@ static int walk_triples(const struct elfscan *es, const struct es_tab *t, unsign
 		post = es_load(es, p + w, w);
 		r.abort = es_load(es, p + 2 * w, w);
 		r.off = post - r.start;
-		err = push(es, rv, &r);
-		if (err)
-			return err;
+		push(rv, &r);
 	}
 	return 0;
 }
 
-static int walk_exits(struct elfscan *es, const struct es_tab *t, size_t *cap)
+static int walk_exits(struct elfscan *es, const struct es_tab *t, size_t cap)
 {
 	if (t->size % 16)
 		return es_ferr(es, EINVAL,
@@ -189,19 +200,8 @@ static int walk_exits(struct elfscan *es, const struct es_tab *t, size_t *cap)
 	for (uint64_t off = 0; off < t->size; off += 16) {
 		struct elfscan_exit *x;
 
-		if (all_zero(t->data + off, 16))
+		if (all_zero(t->data + off, 16) || es->nexits == cap)
 			continue;
-		if (es->nexits == *cap) {
-			size_t ncap = *cap ? 2 * *cap : 64;
-
-			if (es->nexits >= ES_MAX_ENTRIES)
-				return too_many(es);
-			x = realloc(es->exits, ncap * sizeof(*x));
-			if (!x)
-				return es_ferr(es, ENOMEM, "out of memory for %zu exit points", ncap);
-			es->exits = x;
-			*cap = ncap;
-		}
 		x = &es->exits[es->nexits++];
 		x->addr = t->addr + off;
 		x->start_ip = es_load(es, t->data + off, 8);
@@ -290,7 +290,7 @@ static int cmp_raw(const void *a, const void *b)
 static void check_signature(const struct elfscan *es, struct elfscan_cs *cs)
 {
 	uint32_t sigs[4];
-	size_t n = elfscan_known_signatures(es->ehdr.e_machine, sigs, 4);
+	size_t n = es_known_signatures(es->ehdr.e_machine, es->big_endian, sigs, 4);
 	bool readable = cs->abort_ip >= 4 && !es_read(es, cs->abort_ip - 4, cs->sig_bytes, 4);
 
 	if (readable)
@@ -313,8 +313,11 @@ static void check_signature(const struct elfscan *es, struct elfscan_cs *cs)
 static int merge(struct elfscan *es, struct rawvec *rv)
 {
 	size_t ngroups = 0, nsites = 0;
+	int err;
 
-	qsort(rv->v, rv->n, sizeof(*rv->v), cmp_raw);
+	err = es_sort(rv->v, rv->n, sizeof(*rv->v), cmp_raw);
+	if (err)
+		return es_ferr(es, -err, "out of memory sorting %zu table entries", rv->n);
 	for (size_t i = 0; i < rv->n; i++)
 		if (!i || rv->v[i].desc != rv->v[i - 1].desc)
 			ngroups++;
@@ -353,7 +356,7 @@ int es_decode(struct elfscan *es)
 {
 	struct rawvec rv = { 0 };
 	size_t exit_cap = 0;
-	int err = 0;
+	int err = reserve(es, &rv, &exit_cap);
 
 	for (size_t i = 0; i < es->ntabs && !err; i++) {
 		const struct es_tab *t = &es->tabs[i];
@@ -370,7 +373,7 @@ int es_decode(struct elfscan *es)
 			break;
 		case ES_TAB_EXITS:
 			es->sources |= ELFSCAN_SRC_EXIT_POINTS;
-			err = walk_exits(es, t, &exit_cap);
+			err = walk_exits(es, t, exit_cap);
 			break;
 		case ES_TAB_TABLE:
 			err = table_layout(es, t, &src);

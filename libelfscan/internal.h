@@ -161,6 +161,9 @@ int es_relocate(struct elfscan *es);
 /* formats.c: decode every table into es->cs / es->sites / es->exits (unsorted). */
 int es_decode(struct elfscan *es);
 
+/* lookup.c: qsort() that is linear when the array is sorted or two sorted runs, as tables
+ * usually are; 0 or -ENOMEM. */
+int es_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* lookup.c: sort sections and exits, build the interval index, attach exits. */
 int es_index(struct elfscan *es);
 
@@ -175,6 +178,8 @@ enum es_rkind {
 /* How relocation type applies on machine, and how many bytes it writes. */
 enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigned int *width);
 const char *es_machine_name(uint16_t machine); /* NULL when unknown */
+/* The signatures a file of this machine and byte order may carry. */
+size_t es_known_signatures(uint16_t machine, bool big_endian, uint32_t *sigs, size_t max);
 
 /* symbols.c, dwarf.c: free what they hung on es (NULL-safe). */
 void es_symtab_free(struct es_symtab *st);

@@ -6,6 +6,43 @@
 
 #include "internal.h"
 
+int es_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	char *b = base, *tmp, *l, *r, *end = b + n * size, *out = b;
+	size_t split = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		if (cmp(b + (i - 1) * size, b + i * size) <= 0)
+			continue;
+		if (split) {
+			qsort(base, n, size, cmp);
+			return 0;
+		}
+		split = i;
+	}
+	if (!split)
+		return 0;
+	/* Two sorted runs: merge, buffering the first; the output never overtakes the second. */
+	tmp = malloc(split * size);
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, b, split * size);
+	l = tmp;
+	r = b + split * size;
+	while (l < tmp + split * size) {
+		if (r < end && cmp(r, l) < 0) {
+			memmove(out, r, size);
+			r += size;
+		} else {
+			memcpy(out, l, size);
+			l += size;
+		}
+		out += size;
+	}
+	free(tmp);
+	return 0;
+}
+
 /* [start_ip, start_ip + post_commit_offset), the end clamped where it would wrap. */
 static uint64_t cs_end(const struct elfscan_cs *cs)
 {
@@ -56,8 +93,9 @@ int es_index(struct elfscan *es)
 {
 	uint64_t max = 0;
 
-	qsort(es->cs, es->ncs, sizeof(*es->cs), cmp_cs);
-	qsort(es->exits, es->nexits, sizeof(*es->exits), cmp_exit);
+	if (es_sort(es->cs, es->ncs, sizeof(*es->cs), cmp_cs) ||
+	    es_sort(es->exits, es->nexits, sizeof(*es->exits), cmp_exit))
+		return es_ferr(es, ENOMEM, "out of memory sorting %zu sections", es->ncs);
 	es->maxend = calloc(es->ncs ? es->ncs : 1, sizeof(*es->maxend));
 	if (!es->maxend)
 		return es_ferr(es, ENOMEM, "out of memory for the index of %zu sections", es->ncs);
