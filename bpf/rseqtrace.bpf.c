@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rseq aborts, cpu_id updates and migrations, with the cause of each abort.
+ *
+ * Cause attribution (checked on 6.18): the kernel clears task_struct.rseq_event_mask before
+ * rseq_ip_fixup fires, so the tracer keeps its own marks per thread: a switch-in marks
+ * preemption (migration when sched_migrate_task moved the thread since it last ran),
+ * signal_deliver marks a signal. Every pass through the kernel's notify-resume work ends
+ * with rseq_update, so these fresh marks are cleared there. The kernel itself clears its
+ * mask only when it checks a thread inside a section, so a preemption outside any section
+ * stays pending and aborts the next section that meets a notify-resume pass: the tracer
+ * keeps those as pending marks (and the kernel's mask read at switch-in) until an abort.
+ * An abort with neither was caused by something that sets the mask itself: in practice a
+ * membarrier RSEQ IPI.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "rseqtrace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile struct rt_config rt_cfg = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RT_MAX_FILTER);
+	__type(key, __u32);
+	__type(value, __u8);
+} filter_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RT_MAX_FILTER);
+	__type(key, __u32);
+	__type(value, __u8);
+} filter_tids SEC(".maps");
+
+struct rt_task {
+	__u32 marks;   /* since the thread last returned to user space */
+	__u32 pending; /* since its last abort */
+	__u32 kmask;
+	__u32 migrated; /* sched_migrate_task moved the thread since it last ran */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rt_task);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct rt_section_key);
+	__type(value, struct rt_section);
+} sections SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct rt_proc);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set to the number of possible CPUs before load */
+	__type(key, __u32);
+	__type(value, struct rt_cpu);
+} cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rt_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024); /* --ringbuf-size */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} notify SEC(".maps");
+
+static __always_inline struct rt_stats *get_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline bool match_task(struct task_struct *t)
+{
+	__u32 tgid = t->tgid, tid = t->pid;
+
+	if (rt_cfg.filter_pids && !bpf_map_lookup_elem(&filter_pids, &tgid))
+		return false;
+	if (rt_cfg.filter_tids && !bpf_map_lookup_elem(&filter_tids, &tid))
+		return false;
+	if (rt_cfg.filter_comm) {
+		char comm[RT_COMM_LEN];
+
+		__builtin_memcpy(comm, t->comm, sizeof(comm));
+		for (int i = 0; i < RT_COMM_LEN; i++) {
+			if (comm[i] != rt_cfg.comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	if (rt_cfg.filter_cgroup && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != rt_cfg.cgroup_id)
+		return false;
+	return true;
+}
+
+static __always_inline struct rt_task *task_state(struct task_struct *t, bool create)
+{
+	return bpf_task_storage_get(&tasks, t, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+static __always_inline struct rt_proc *get_proc(struct task_struct *t)
+{
+	__u32 tgid = t->tgid;
+	struct rt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct rt_proc init = {};
+	struct rt_stats *s;
+
+	if (p)
+		return p;
+	__builtin_memcpy(init.comm, t->group_leader->comm, sizeof(init.comm));
+	if (bpf_map_update_elem(&procs, &tgid, &init, BPF_NOEXIST) && (s = get_stats()))
+		s->map_full++;
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+static __always_inline struct rt_cpu *get_cpu(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpus, &cpu);
+}
+
+static __always_inline struct rt_event *event_reserve(struct task_struct *t, __u32 type)
+{
+	struct rt_event *e;
+	struct rt_stats *s;
+
+	if (!(rt_cfg.emit & (1u << type)))
+		return NULL;
+	if (type == RT_EV_ABORT && rt_cfg.stack)
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	else
+		e = bpf_ringbuf_reserve(&events, offsetof(struct rt_event, stack), 0);
+	if (!e) {
+		s = get_stats();
+		if (s)
+			s->ringbuf_drops++;
+		return NULL;
+	}
+	e->ts = bpf_ktime_get_ns();
+	e->type = type;
+	e->cpu = bpf_get_smp_processor_id();
+	e->pid = t->tgid;
+	e->tid = t->pid;
+	__builtin_memcpy(e->comm, t->comm, sizeof(e->comm));
+	e->a0 = e->a1 = e->a2 = e->a3 = 0;
+	e->cause = e->marks = e->kmask = e->nstack = 0;
+	return e;
+}
+
+struct vma_ctx {
+	__u64 addr;
+	__u64 dev, ino, off;
+	int found;
+};
+
+static long vma_cb(struct task_struct *t, struct vm_area_struct *vma, void *data)
+{
+	struct vma_ctx *c = data;
+	struct file *f = vma->vm_file;
+	struct inode *ino;
+
+	if (!f)
+		return 0;
+	ino = BPF_CORE_READ(f, f_inode);
+	c->ino = BPF_CORE_READ(ino, i_ino);
+	c->dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	c->off = (vma->vm_pgoff << 12) + (c->addr - vma->vm_start);
+	c->found = 1;
+	return 0;
+}
+
+/* A new section entry: remember which file holds it and tell user space. */
+static __always_inline void section_first_seen(struct task_struct *t, struct rt_section *sec,
+						__u64 start_ip)
+{
+	struct vma_ctx c = { .addr = start_ip };
+	struct rt_notify *n;
+	struct rt_stats *s = get_stats();
+
+	bpf_find_vma(t, start_ip, vma_cb, &c, 0);
+	if (c.found) {
+		sec->dev = c.dev;
+		sec->ino = c.ino;
+		sec->file_off = c.off;
+	} else if (s) {
+		s->vma_misses++;
+	}
+	n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+	if (!n) {
+		if (s)
+			s->notify_drops++;
+		return;
+	}
+	n->type = RT_EV_SECTION;
+	n->pid = t->tgid;
+	n->start_ip = start_ip;
+	n->dev = sec->dev;
+	n->ino = sec->ino;
+	n->file_off = sec->file_off;
+	bpf_ringbuf_submit(n, 0);
+}
+
+static __always_inline __u32 hist_slot(__u64 off, __u64 len)
+{
+	__u32 slot = 0;
+
+	if (off >= len)
+		return RT_HIST_SLOTS - 1;
+	while (off && slot < RT_HIST_SLOTS - 2) {
+		off >>= 1;
+		slot++;
+	}
+	return slot;
+}
+
+SEC("tp_btf/rseq_ip_fixup")
+int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
+	     unsigned long post_commit_offset, unsigned long abort_ip)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rt_section_key key = { .tgid = t->tgid, .start_ip = start_ip };
+	__u32 cpu = bpf_get_smp_processor_id(), cause, marks = 0, pending = 0, kmask = 0;
+	struct rt_section *sec;
+	struct rt_stats *s;
+	struct rt_task *ts;
+	struct rt_proc *p;
+	struct rt_cpu *c;
+	struct rt_event *e;
+
+	if (!match_task(t))
+		return 0;
+	ts = task_state(t, false);
+	if (ts) {
+		marks = ts->marks;
+		pending = ts->pending | (ts->kmask & 7);
+		kmask = ts->kmask;
+		ts->marks = ts->pending = ts->kmask = 0;
+	}
+	if (marks & RT_MARK_SIGNAL)
+		cause = RT_CAUSE_SIGNAL;
+	else if (marks & RT_MARK_MIGRATE)
+		cause = RT_CAUSE_MIGRATE;
+	else if (marks & RT_MARK_PREEMPT)
+		cause = RT_CAUSE_PREEMPT;
+	else if (pending)
+		cause = RT_CAUSE_DEFERRED;
+	else
+		cause = RT_CAUSE_UNKNOWN;
+
+	sec = bpf_map_lookup_elem(&sections, &key);
+	if (!sec) {
+		struct rt_section init = {
+			.post_commit_offset = post_commit_offset,
+			.abort_ip = abort_ip,
+		};
+
+		__builtin_memcpy(init.comm, t->group_leader->comm, sizeof(init.comm));
+		if (!bpf_map_update_elem(&sections, &key, &init, BPF_NOEXIST)) {
+			sec = bpf_map_lookup_elem(&sections, &key);
+			if (sec)
+				section_first_seen(t, sec, start_ip);
+		} else {
+			sec = bpf_map_lookup_elem(&sections, &key);
+		}
+	}
+	if (sec) {
+		if (cause < RT_NCAUSES)
+			__sync_fetch_and_add(&sec->aborts[cause], 1);
+		__sync_fetch_and_add(&sec->hist[hist_slot(regs_ip - start_ip, post_commit_offset)],
+				     1);
+		sec->last_regs_ip = regs_ip;
+	}
+	s = get_stats();
+	if (s) {
+		s->aborts++;
+		if (cause < RT_NCAUSES)
+			s->cause[cause]++;
+		if (!sec)
+			s->map_full++;
+	}
+	p = get_proc(t);
+	if (p)
+		__sync_fetch_and_add(&p->aborts, 1);
+	c = get_cpu(cpu);
+	if (c)
+		__sync_fetch_and_add(&c->aborts, 1);
+
+	e = event_reserve(t, RT_EV_ABORT);
+	if (!e)
+		return 0;
+	e->a0 = regs_ip;
+	e->a1 = start_ip;
+	e->a2 = post_commit_offset;
+	e->a3 = abort_ip;
+	e->cause = cause;
+	e->marks = marks | pending << 8;
+	e->kmask = kmask;
+	if (rt_cfg.stack) {
+		long n = bpf_get_stack(ctx, e->stack, sizeof(e->stack), BPF_F_USER_STACK);
+
+		e->nstack = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/rseq_update")
+int BPF_PROG(rseq_update, struct task_struct *t)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct rt_stats *s;
+	struct rt_task *ts;
+	struct rt_proc *p;
+	struct rt_cpu *c;
+	struct rt_event *e;
+
+	if (!match_task(t))
+		return 0;
+	/* The end of a notify-resume pass: marks older than this did not abort anything. */
+	if (bpf_core_field_exists(t->rseq_event_mask)) {
+		ts = task_state(t, false);
+		if (ts)
+			ts->marks = 0;
+	}
+	s = get_stats();
+	if (s)
+		s->updates++;
+	p = get_proc(t);
+	if (p)
+		__sync_fetch_and_add(&p->updates, 1);
+	c = get_cpu(cpu);
+	if (c)
+		__sync_fetch_and_add(&c->updates, 1);
+
+	e = event_reserve(t, RT_EV_UPDATE);
+	if (!e)
+		return 0;
+	e->a0 = cpu;
+	if (bpf_core_field_exists(struct trace_event_raw_rseq_update, node_id)) {
+		struct rseq *r = t->rseq;
+		__u32 ids[2] = {};
+
+		/* The kernel has just written them into the thread's rseq area. */
+		bpf_probe_read_user(ids, sizeof(ids), &r->node_id);
+		e->a1 = ids[0];
+		e->a2 = ids[1];
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct rt_task *ts;
+	__u32 m;
+
+	if (!next->rseq || !match_task(next))
+		return 0;
+	ts = task_state(next, true);
+	if (!ts)
+		return 0;
+	m = ts->migrated ? RT_MARK_MIGRATE | RT_MARK_PREEMPT : RT_MARK_PREEMPT;
+	/* Without the kernel's mask (6.19 style) there is no rseq_update after every return to
+	 * user space to end the marks: the latest switch-in replaces them. */
+	if (bpf_core_field_exists(next->rseq_event_mask))
+		ts->marks |= m;
+	else
+		ts->marks = m;
+	ts->pending |= m;
+	ts->migrated = 0;
+	if (bpf_core_field_exists(next->rseq_event_mask))
+		ts->kmask = BPF_CORE_READ(next, rseq_event_mask);
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(sched_migrate_task, struct task_struct *t, int dest_cpu)
+{
+	__u32 from = BPF_CORE_READ(t, thread_info.cpu);
+	struct rt_stats *s;
+	struct rt_task *ts;
+	struct rt_proc *p;
+	struct rt_cpu *c;
+	struct rt_event *e;
+
+	if (!t->rseq || !match_task(t))
+		return 0;
+	ts = task_state(t, true);
+	if (ts)
+		ts->migrated = 1;
+	s = get_stats();
+	if (s)
+		s->migrations++;
+	p = get_proc(t);
+	if (p)
+		__sync_fetch_and_add(&p->migrations, 1);
+	c = get_cpu(dest_cpu);
+	if (c)
+		__sync_fetch_and_add(&c->migrations_in, 1);
+	e = event_reserve(t, RT_EV_MIGRATE);
+	if (!e)
+		return 0;
+	e->a0 = from;
+	e->a1 = dest_cpu;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(signal_deliver, int sig, struct kernel_siginfo *info, struct k_sigaction *ka)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rt_stats *s;
+	struct rt_task *ts;
+	struct rt_proc *p;
+	struct rt_event *e;
+
+	if (!t->rseq || !match_task(t))
+		return 0;
+	ts = task_state(t, true);
+	if (ts) {
+		ts->marks |= RT_MARK_SIGNAL;
+		ts->pending |= RT_MARK_SIGNAL;
+	}
+	s = get_stats();
+	if (s)
+		s->signals++;
+	p = get_proc(t);
+	if (p)
+		__sync_fetch_and_add(&p->signals, 1);
+	e = event_reserve(t, RT_EV_SIGNAL);
+	if (!e)
+		return 0;
+	e->a0 = sig;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* `-- CMD`: the command's children are traced too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (!rt_cfg.follow_forks || ptgid == ctgid || !bpf_map_lookup_elem(&filter_pids, &ptgid))
+		return 0;
+	bpf_map_update_elem(&filter_pids, &ctgid, &one, BPF_ANY);
+	return 0;
+}
