@@ -853,7 +853,7 @@ static const char *cause_label(int c)
 	if (c == RT_CAUSE_UNKNOWN)
 		return "unknown (likely membarrier RSEQ IPI)";
 	if (c == RT_CAUSE_DEFERRED)
-		return "deferred (earlier preemption, later pass)";
+		return "deferred (preempted before the section)";
 	return rd_cause_name(c);
 }
 
@@ -885,7 +885,7 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top)
 	printf("aborts          %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->aborts,
 	       rate(g->aborts, s->seconds));
 	for (int c = 0; c < RT_NCAUSES; c++)
-		printf("  %-36s %10" PRIu64 "  %5.1f%%\n", cause_label(c), (uint64_t)g->cause[c],
+		printf("  %-39s %7" PRIu64 "  %5.1f%%\n", cause_label(c), (uint64_t)g->cause[c],
 		       g->aborts ? 100.0 * g->cause[c] / g->aborts : 0.0);
 	printf("migrations      %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->migrations,
 	       rate(g->migrations, s->seconds));
