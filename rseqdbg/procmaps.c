@@ -122,8 +122,14 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 	close(fd);
 	err = elfscan_open(path, opts, &mod->es);
 	if (err) {
+		const char *msg = elfscan_errmsg();
+		size_t plen = strlen(path);
+
+		/* The message names the /proc path; the module's own path says more. */
+		if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
+			msg += plen + 2;
 		mod->es = NULL;
-		module_fail(mod, "%s", elfscan_errmsg());
+		module_fail(mod, "%s", msg);
 		return true;
 	}
 	if (module_bias(mod->es, first, &mod->bias)) {

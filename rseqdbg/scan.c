@@ -1,7 +1,1089 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/* rseqdbg scan: the rseq critical sections of ELF files, or of a running process and the rseq
+ * state of each of its threads. */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common.h"
+#include "elfscan.h"
+#include "procmaps.h"
+#include "rseqarea.h"
+#include "symfmt.h"
+
+struct scan_opts {
+	struct elfscan_opts es;
+	char *debug_dirs; /* --debug-dir, joined with ':' */
+	bool have_addr;
+	uint64_t addr;
+	bool have_pid;
+	pid_t pid;
+};
+
+/* What one file or module block shows. Addresses printed are libelfscan's + bias. */
+struct view {
+	struct elfscan *es;
+	const char *path;		/* as the user named it */
+	const struct rd_module *mod;	/* --pid: the module, for start/end/bias */
+	uint64_t bias;
+	const struct elfscan_cs **cs;	/* the sections shown */
+	size_t ncs;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rseqdbg scan [OPTIONS] FILE...\n"
+		"       rseqdbg scan [OPTIONS] --pid PID\n"
+		"\n"
+		"Decode the rseq critical-section tables of ELF files; or, with --pid, of every\n"
+		"module mapped in a running process, and show the rseq state of each of its threads.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json           print one JSON document (schema in rseqdbg-scan(1))\n"
+		"  -p, --pretty         print indented JSON (implies --json)\n"
+		"      --addr ADDR      show only the critical sections containing ADDR\n"
+		"      --pid PID        scan the modules and threads of a running process\n"
+		"      --no-debuginfo   do not read DWARF: functions from the symbol table only\n"
+		"      --debug-dir DIR  look for separate debug files under DIR (repeatable;\n"
+		"                       default /usr/lib/debug)\n"
+		"  -h, --help           print this help\n"
+		"\n"
+		"Exit status: 0 every file was scanned (with or without critical sections),\n"
+		"2 a file could not be scanned or the process could not be inspected.\n");
+}
+
+/* Table names in the order the JSON schema lists them. */
+static const enum elfscan_source source_order[] = {
+	ELFSCAN_SRC_CS_PTR_ARRAY, ELFSCAN_SRC_CS,	  ELFSCAN_SRC_EXIT_POINTS,
+	ELFSCAN_SRC_TABLE_2018,	  ELFSCAN_SRC_TABLE_2016, ELFSCAN_SRC_SECTIONS_2015,
+};
+#define NSOURCES (sizeof(source_order) / sizeof(source_order[0]))
+
+static const char *type_json(uint16_t type)
+{
+	switch (type) {
+	case ET_EXEC: return "EXEC";
+	case ET_DYN: return "DYN";
+	case ET_REL: return "REL";
+	case ET_CORE: return "CORE";
+	default: return "other";
+	}
+}
+
+/* Whether the file asks for a program interpreter: an executable without one is static. */
+static bool has_interp(const char *path)
+{
+	bool found = false;
+	size_t n = 0;
+	Elf *elf;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return true;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n && !found; i++) {
+			GElf_Phdr ph;
+
+			found = gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static const char *type_text(struct elfscan *es)
+{
+	switch (elfscan_type(es)) {
+	case ET_EXEC:
+		return has_interp(elfscan_path(es)) ? "executable" : "static executable";
+	case ET_DYN:
+		if (!elfscan_is_pie(es))
+			return "shared object";
+		return has_interp(elfscan_path(es)) ? "PIE executable" : "static PIE executable";
+	case ET_REL: return "relocatable object";
+	case ET_CORE: return "core file";
+	default: return "ELF file of unknown type";
+	}
+}
+
+/* The sections a view shows: all of them, or those containing --addr. */
+static int collect(struct view *v, const struct scan_opts *o)
+{
+	size_t n = elfscan_count(v->es);
+
+	v->ncs = 0;
+	v->cs = NULL;
+	if (o->have_addr) {
+		if (o->addr < v->bias)
+			return 0;
+		n = elfscan_lookup_all(v->es, o->addr - v->bias, NULL, 0);
+		if (!n)
+			return 0;
+		v->cs = calloc(n, sizeof(*v->cs));
+		if (!v->cs)
+			return -ENOMEM;
+		v->ncs = elfscan_lookup_all(v->es, o->addr - v->bias, v->cs, n);
+		return 0;
+	}
+	if (!n)
+		return 0;
+	v->cs = calloc(n, sizeof(*v->cs));
+	if (!v->cs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v->cs[i] = elfscan_get(v->es, i);
+	v->ncs = n;
+	return 0;
+}
+
+/* -------------------------------------------------------------------------------------------
+ * Text output
+ */
+
+static const char *debuginfo_text(struct elfscan *es, const struct scan_opts *o, char *buf,
+				  size_t len)
+{
+	const char *dbg;
+
+	if (o->es.no_debuginfo)
+		return "not read (--no-debuginfo)";
+	dbg = elfscan_debug_file(es);
+	if (dbg && elfscan_has_dwarf(es))
+		snprintf(buf, len, "DWARF from %s", dbg);
+	else if (elfscan_has_dwarf(es))
+		snprintf(buf, len, "DWARF in the file");
+	else
+		snprintf(buf, len, "no DWARF: functions from the symbol table");
+	return buf;
+}
+
+static int hexlen(uint64_t v)
+{
+	char buf[24];
+
+	return snprintf(buf, sizeof(buf), "%#" PRIx64, v);
+}
+
+/* "#2" when an earlier shown section has the same start, post-commit and abort. */
+static int duplicate_of(const struct view *v, size_t i)
+{
+	const struct elfscan_cs *c = v->cs[i];
+
+	for (size_t j = i; j-- > 0 && v->cs[j]->start_ip == c->start_ip;) {
+		if (v->cs[j]->post_commit_ip == c->post_commit_ip &&
+		    v->cs[j]->abort_ip == c->abort_ip)
+			return (int)j;
+	}
+	return -1;
+}
+
+static void print_sites(const struct view *v, const struct elfscan_cs *c)
+{
+	const int indent = 29; /* under the first entry */
+	int col = indent - 1;
+
+	printf("%*s", indent - 1, "found in");
+	for (size_t s = 0; s < c->nsites; s++) {
+		char item[96];
+		int n;
+
+		n = snprintf(item, sizeof(item), "%s@%#" PRIx64 "%s",
+			     elfscan_source_name(c->sites[s].source), c->sites[s].addr + v->bias,
+			     s + 1 < c->nsites ? "," : "");
+		if (s && col + 1 + n > 100) {
+			printf("\n%*s", indent, "");
+			col = indent;
+		} else {
+			putchar(' ');
+			col++;
+		}
+		fputs(item, stdout);
+		col += n;
+	}
+	putchar('\n');
+}
+
+static void print_section(const struct view *v, size_t i, int w_addr, int w_post)
+{
+	const struct elfscan_cs *c = v->cs[i];
+	char a[24], p[48], b[24], loc[RD_LOC_LEN];
+	int dup = duplicate_of(v, i);
+	uint32_t seen = 0, twice = 0;
+
+	snprintf(a, sizeof(a), "%#" PRIx64, c->start_ip + v->bias);
+	snprintf(p, sizeof(p), "%#" PRIx64 " (+%#" PRIx64 ")", c->post_commit_ip + v->bias,
+		 c->post_commit_offset);
+	snprintf(b, sizeof(b), "%#" PRIx64, c->abort_ip + v->bias);
+	printf("  %3zu  %-*s  %-*s  %-*s  ", i, w_addr, a, w_post, p, w_addr, b);
+	if (c->sig_status == ELFSCAN_SIG_UNREADABLE)
+		printf("unreadable\n");
+	else
+		printf("%#010" PRIx32 " %s\n", c->signature, elfscan_sig_status_name(c->sig_status));
+
+	printf("       %-13s%s\n", "start", rd_sym_str(v->es, c->start_ip, loc, sizeof(loc)));
+	printf("       %-13s%s\n", "post-commit",
+	       rd_sym_str(v->es, c->post_commit_ip, loc, sizeof(loc)));
+	printf("       %-13s%s\n", "abort", rd_sym_str(v->es, c->abort_ip, loc, sizeof(loc)));
+	if (c->sig_status != ELFSCAN_SIG_UNREADABLE && c->sig_status != ELFSCAN_SIG_MATCH)
+		printf("       %-13s%02x %02x %02x %02x before the abort handler\n", "signature",
+		       c->sig_bytes[0], c->sig_bytes[1], c->sig_bytes[2], c->sig_bytes[3]);
+	printf("       %-13s%#" PRIx64 ", version %" PRIu32 ", flags %#" PRIx32, "descriptor",
+	       c->desc_addr + v->bias, c->version, c->flags);
+	for (size_t s = 0; s < c->nsites; s++) {
+		twice |= seen & c->sites[s].source;
+		seen |= c->sites[s].source;
+	}
+	for (size_t k = 0; k < NSOURCES; k++) {
+		if (twice & source_order[k])
+			printf(", listed twice in %s", elfscan_source_name(source_order[k]));
+	}
+	if (dup >= 0)
+		printf(", duplicate of %d", dup);
+	putchar('\n');
+	print_sites(v, c);
+	for (size_t e = 0; e < c->nexits; e++)
+		printf("       %-13s%#" PRIx64 " %s\n", "exit point", c->exits[e].exit_ip + v->bias,
+		       rd_sym_str(v->es, c->exits[e].exit_ip, loc, sizeof(loc)));
+}
+
+static size_t orphan_exits(struct elfscan *es)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < elfscan_nexits(es); i++) {
+		if (!elfscan_lookup(es, elfscan_exit_point(es, i)->start_ip))
+			n++;
+	}
+	return n;
+}
+
+static void print_view_text(const struct view *v, const struct scan_opts *o)
+{
+	struct elfscan *es = v->es;
+	uint32_t src = elfscan_sources(es);
+	const char *bid = elfscan_build_id(es);
+	char dbg[600];
+	size_t nmatch = 0, norphan;
+	int w_addr = 5, w_post = 11;
+	bool first = true;
+
+	printf("%s\n", v->path);
+	if (v->mod)
+		printf("  mapped     %#" PRIx64 "-%#" PRIx64 ", load bias %#" PRIx64 "\n",
+		       v->mod->start, v->mod->end, v->bias);
+	printf("  format     %s, ELF%d, %s-endian, %s\n", elfscan_arch_name(es), elfscan_class(es),
+	       elfscan_big_endian(es) ? "big" : "little", type_text(es));
+	printf("  build-id   %s\n", bid ? bid : "none");
+	printf("  tables     ");
+	for (size_t k = 0; k < NSOURCES; k++) {
+		if (!(src & source_order[k]))
+			continue;
+		printf("%s%s", first ? "" : ", ", elfscan_source_name(source_order[k]));
+		first = false;
+	}
+	printf("%s\n", first ? "none" : "");
+	printf("  debuginfo  %s\n", debuginfo_text(es, o, dbg, sizeof(dbg)));
+
+	if (!v->ncs) {
+		if (o->have_addr)
+			printf("  no rseq critical section contains %#" PRIx64 "\n", o->addr);
+		else
+			printf("  no rseq critical sections\n");
+		return;
+	}
+	for (size_t i = 0; i < v->ncs; i++) {
+		const struct elfscan_cs *c = v->cs[i];
+		char p[48];
+		int n;
+
+		n = hexlen(c->start_ip + v->bias);
+		w_addr = n > w_addr ? n : w_addr;
+		n = hexlen(c->abort_ip + v->bias);
+		w_addr = n > w_addr ? n : w_addr;
+		n = snprintf(p, sizeof(p), "%#" PRIx64 " (+%#" PRIx64 ")", c->post_commit_ip + v->bias,
+			     c->post_commit_offset);
+		w_post = n > w_post ? n : w_post;
+		nmatch += c->sig_status == ELFSCAN_SIG_MATCH;
+	}
+	printf("\n  %3s  %-*s  %-*s  %-*s  %s\n", "#", w_addr, "START", w_post, "POST-COMMIT",
+	       w_addr, "ABORT", "SIGNATURE");
+	for (size_t i = 0; i < v->ncs; i++)
+		print_section(v, i, w_addr, w_post);
+
+	norphan = orphan_exits(es);
+	putchar('\n');
+	if (o->have_addr)
+		printf("  %zu of %zu critical sections contain %#" PRIx64 "\n", v->ncs,
+		       elfscan_count(es), o->addr);
+	else
+		printf("  %zu critical section%s, %zu with a matching signature, %zu exit point%s",
+		       v->ncs, v->ncs == 1 ? "" : "s", nmatch, elfscan_nexits(es),
+		       elfscan_nexits(es) == 1 ? "" : "s");
+	if (!o->have_addr && norphan)
+		printf(" (%zu matching no section)", norphan);
+	if (!o->have_addr)
+		putchar('\n');
+}
+
+/* -------------------------------------------------------------------------------------------
+ * JSON output
+ */
+
+static void json_exit(struct jw *w, const struct elfscan_exit *x, uint64_t bias)
+{
+	jw_ku64(w, "addr", x->addr + bias);
+	jw_ku64(w, "start_ip", x->start_ip + bias);
+	jw_ku64(w, "exit_ip", x->exit_ip + bias);
+}
+
+static void json_section(struct jw *w, const struct view *v, const struct elfscan_cs *c)
+{
+	char bytes[16];
+
+	jw_obj_open(w);
+	jw_ku64(w, "descriptor", c->desc_addr + v->bias);
+	jw_key(w, "found_in");
+	jw_arr_open(w);
+	for (size_t s = 0; s < c->nsites; s++) {
+		jw_obj_open(w);
+		jw_kstr(w, "table", elfscan_source_name(c->sites[s].source));
+		jw_ku64(w, "addr", c->sites[s].addr + v->bias);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+	jw_ku64(w, "version", c->version);
+	jw_ku64(w, "flags", c->flags);
+	jw_ku64(w, "start_ip", c->start_ip + v->bias);
+	jw_ku64(w, "post_commit_offset", c->post_commit_offset);
+	jw_ku64(w, "post_commit_ip", c->post_commit_ip + v->bias);
+	jw_ku64(w, "abort_ip", c->abort_ip + v->bias);
+
+	jw_key(w, "signature");
+	jw_obj_open(w);
+	jw_ku64(w, "value", c->signature);
+	snprintf(bytes, sizeof(bytes), "%02x %02x %02x %02x", c->sig_bytes[0], c->sig_bytes[1],
+		 c->sig_bytes[2], c->sig_bytes[3]);
+	jw_kstr(w, "bytes", c->sig_status == ELFSCAN_SIG_UNREADABLE ? NULL : bytes);
+	jw_kstr(w, "status", elfscan_sig_status_name(c->sig_status));
+	jw_obj_close(w);
+
+	rd_json_kloc(w, "start", v->es, c->start_ip, v->bias);
+	rd_json_kloc(w, "post_commit", v->es, c->post_commit_ip, v->bias);
+	rd_json_kloc(w, "abort", v->es, c->abort_ip, v->bias);
+	jw_key(w, "exit_points");
+	jw_arr_open(w);
+	for (size_t e = 0; e < c->nexits; e++) {
+		jw_obj_open(w);
+		json_exit(w, &c->exits[e], v->bias);
+		rd_json_kloc(w, "exit", v->es, c->exits[e].exit_ip, v->bias);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+	jw_obj_close(w);
+}
+
+static void print_view_json(const struct view *v)
+{
+	struct jw *w = rd.jw;
+	struct elfscan *es = v->es;
+	uint32_t src = elfscan_sources(es);
+
+	jw_obj_open(w);
+	jw_kstr(w, "path", v->path);
+	jw_kstr(w, "arch", elfscan_arch_name(es));
+	jw_ku64(w, "machine", elfscan_machine(es));
+	jw_ku64(w, "class", (uint64_t)elfscan_class(es));
+	jw_kstr(w, "endian", elfscan_big_endian(es) ? "big" : "little");
+	jw_kstr(w, "type", type_json(elfscan_type(es)));
+	jw_kbool(w, "pie", elfscan_is_pie(es));
+	jw_kstr(w, "build_id", elfscan_build_id(es));
+	jw_kstr(w, "debuginfo", elfscan_debug_file(es));
+	jw_kbool(w, "dwarf", elfscan_has_dwarf(es));
+	if (v->mod) {
+		jw_ku64(w, "start", v->mod->start);
+		jw_ku64(w, "end", v->mod->end);
+		jw_ku64(w, "bias", v->bias);
+	}
+	jw_key(w, "tables");
+	jw_arr_open(w);
+	for (size_t k = 0; k < NSOURCES; k++) {
+		if (src & source_order[k])
+			jw_str(w, elfscan_source_name(source_order[k]));
+	}
+	jw_arr_close(w);
+	jw_key(w, "sections");
+	jw_arr_open(w);
+	for (size_t i = 0; i < v->ncs; i++)
+		json_section(w, v, v->cs[i]);
+	jw_arr_close(w);
+	jw_key(w, "exit_points");
+	jw_arr_open(w);
+	for (size_t i = 0; i < elfscan_nexits(es); i++) {
+		jw_obj_open(w);
+		json_exit(w, elfscan_exit_point(es, i), v->bias);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+	jw_obj_close(w);
+}
+
+/* -------------------------------------------------------------------------------------------
+ * Files
+ */
+
+/* A file that cannot be scanned: one line on stderr; in JSON an entry of the files array
+ * (an {"error"} document of its own would break the one document on stdout). msg names the
+ * file already or is prefixed with it. */
+static void file_error(const char *path, const char *msg)
+{
+	size_t plen = strlen(path);
+	char line[1024];
+	bool json = rd.json;
+
+	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
+		snprintf(line, sizeof(line), "%s", msg);
+	else
+		snprintf(line, sizeof(line), "%s: %s", path, msg);
+	fflush(stdout);
+	rd.json = false;
+	rd_error("%s", line);
+	rd.json = json;
+	if (json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "path", path);
+		jw_kstr(rd.jw, "error", line);
+		jw_obj_close(rd.jw);
+	}
+}
+
+static int scan_file(const char *path, const struct scan_opts *o, bool first)
+{
+	struct view v = { .path = path };
+	int err;
+
+	err = elfscan_open(path, &o->es, &v.es);
+	if (err) {
+		file_error(path, elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		return EXIT_ERROR;
+	}
+	err = collect(&v, o);
+	if (err) {
+		file_error(path, strerror(-err));
+		elfscan_close(v.es);
+		return EXIT_ERROR;
+	}
+	if (rd.json) {
+		print_view_json(&v);
+	} else {
+		if (!first)
+			putchar('\n');
+		print_view_text(&v, o);
+	}
+	free(v.cs);
+	elfscan_close(v.es);
+	return EXIT_OK;
+}
+
+static int scan_files(int nfiles, char **files, const struct scan_opts *o)
+{
+	int ret = EXIT_OK;
+
+	if (rd.json) {
+		jw_obj_open(rd.jw);
+		jw_key(rd.jw, "files");
+		jw_arr_open(rd.jw);
+	}
+	for (int i = 0; i < nfiles; i++) {
+		if (scan_file(files[i], o, i == 0) != EXIT_OK)
+			ret = EXIT_ERROR;
+	}
+	if (rd.json) {
+		jw_arr_close(rd.jw);
+		jw_obj_close(rd.jw);
+		jw_end(rd.jw);
+	}
+	return ret;
+}
+
+/* -------------------------------------------------------------------------------------------
+ * A running process
+ */
+
+struct thread {
+	pid_t tid;
+	int cfg_err; /* from PTRACE_GET_RSEQ_CONFIGURATION */
+	struct rd_rseq_config cfg;
+	int area_err; /* reading struct rseq */
+	struct rd_rseq_area area;
+	int ip_err;
+	uint64_t ip;
+	/* The descriptor rseq_cs points to, when it could be read. */
+	bool armed;
+	uint64_t armed_start, armed_post, armed_abort;
+	/* Where the IP is: a section from the tables, or only the armed descriptor's range. */
+	bool inside;
+	const struct rd_module *in_mod;
+	const struct elfscan_cs *in_cs; /* NULL when only the armed descriptor covers the IP */
+	uint64_t in_start, in_abort;
+};
+
+/* The instruction pointer of a stopped thread; the only architecture-specific code here. */
+static int thread_ip(pid_t tid, uint64_t *ip)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	struct user_regs_struct regs;
+	struct iovec iov = { .iov_base = &regs, .iov_len = sizeof(regs) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return -errno;
+#if defined(__x86_64__)
+	/* A 32-bit tracee gets the i386 layout: 17 words, eip the 13th. */
+	if (iov.iov_len < sizeof(regs)) {
+		uint32_t w[17];
+
+		memcpy(w, &regs, sizeof(w));
+		*ip = w[12];
+	} else {
+		*ip = regs.rip;
+	}
+#else
+	*ip = regs.pc;
+#endif
+	return 0;
+#else
+	(void)tid;
+	(void)ip;
+	return -EOPNOTSUPP;
+#endif
+}
+
+/* Seize and stop one thread. *sig is a signal that arrived meanwhile, to hand back on detach. */
+static int thread_stop(pid_t tid, int *sig)
+{
+	int status, err;
+
+	*sig = 0;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		err = -errno;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return err;
+	}
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		if (!WIFSTOPPED(status))
+			continue;
+		if (status >> 16 != PTRACE_EVENT_STOP)
+			*sig = WSTOPSIG(status);
+		return 0;
+	}
+}
+
+static void thread_where(struct thread *t, const struct rd_modules *mods)
+{
+	unsigned char d[32];
+	uint64_t off;
+
+	if (t->area_err || !t->area.rseq_cs ||
+	    rd_read_mem(t->tid, t->area.rseq_cs, d, sizeof(d)))
+		t->armed = false;
+	else
+		t->armed = true;
+	if (t->armed) {
+		/* struct rseq_cs: u32 version, u32 flags, u64 start_ip, post_commit_offset, abort */
+		memcpy(&t->armed_start, d + 8, 8);
+		memcpy(&off, d + 16, 8);
+		memcpy(&t->armed_abort, d + 24, 8);
+		t->armed_post = t->armed_start + off;
+	}
+	if (t->ip_err)
+		return;
+	t->in_cs = rd_modules_lookup(mods, t->ip, &t->in_mod);
+	if (t->in_cs) {
+		t->inside = true;
+		t->in_start = t->in_cs->start_ip + t->in_mod->bias;
+		t->in_abort = t->in_cs->abort_ip + t->in_mod->bias;
+	} else if (t->armed && t->ip >= t->armed_start && t->ip < t->armed_post) {
+		/* A section no table lists (code generated at run time, stripped tables). */
+		t->inside = true;
+		t->in_mod = rd_modules_find(mods, t->ip);
+		t->in_start = t->armed_start;
+		t->in_abort = t->armed_abort;
+	}
+}
+
+static int thread_inspect(struct thread *t, pid_t pid, const struct rd_modules *mods)
+{
+	int sig, err;
+
+	err = thread_stop(t->tid, &sig);
+	if (err)
+		return err;
+	t->cfg_err = rd_rseq_config(t->tid, &t->cfg);
+	if (!t->cfg_err)
+		t->area_err = rd_rseq_read_area(pid, &t->cfg, &t->area);
+	else
+		t->area_err = t->cfg_err;
+	t->ip_err = thread_ip(t->tid, &t->ip);
+	thread_where(t, mods);
+	/* Running again as before; a thread stopped inside a section aborts now, as it would
+	 * after any preemption. */
+	ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)sig);
+	return 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int list_threads(pid_t pid, struct thread **res, size_t *n)
+{
+	struct thread *v = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	char path[64];
+	DIR *d;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned long long tid;
+
+		if (!rd_parse_u64(de->d_name, &tid))
+			continue;
+		if (*n == cap) {
+			struct thread *nv = realloc(v, (cap ? cap * 2 : 8) * sizeof(*v));
+
+			if (!nv) {
+				closedir(d);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = cap ? cap * 2 : 8;
+		}
+		memset(&v[*n], 0, sizeof(v[*n]));
+		v[(*n)++].tid = (pid_t)tid;
+	}
+	closedir(d);
+	qsort(v, *n, sizeof(*v), cmp_tid);
+	*res = v;
+	return 0;
+}
+
+static int pid_error(pid_t pid, int err)
+{
+	if (err == -ENOENT || err == -ESRCH)
+		return rd_error("pid %d: no such process", (int)pid);
+	if (err == -EPERM || err == -EACCES)
+		return rd_error("cannot trace pid %d: %s (need root or CAP_SYS_PTRACE; as the same "
+				"user, kernel.yama.ptrace_scope 0)",
+				(int)pid, strerror(EPERM));
+	return rd_error("cannot trace pid %d: %s", (int)pid, strerror(-err));
+}
+
+/* How many sections' signatures differ from the one a thread registered, of how many. */
+static size_t sig_mismatches(const struct rd_modules *mods, uint32_t sig, size_t *total)
+{
+	size_t bad = 0;
+
+	*total = 0;
+	for (size_t m = 0; m < mods->n; m++) {
+		struct elfscan *es = mods->v[m].es;
+
+		for (size_t i = 0; es && i < elfscan_count(es); i++) {
+			const struct elfscan_cs *c = elfscan_get(es, i);
+
+			if (c->sig_status == ELFSCAN_SIG_UNREADABLE)
+				continue;
+			(*total)++;
+			bad += c->signature != sig;
+		}
+	}
+	return bad;
+}
+
+static const char *mod_name(const struct rd_module *m)
+{
+	const char *s;
+
+	if (!m)
+		return "?";
+	s = strrchr(m->path, '/');
+	return s ? s + 1 : m->path;
+}
+
+/* "func+0x12 (file.S:42) in libfoo.so" for a runtime address. */
+static const char *runtime_loc(const struct rd_modules *mods, uint64_t addr, char *buf,
+			       size_t len)
+{
+	const struct rd_module *m = rd_modules_find(mods, addr);
+	char loc[RD_LOC_LEN];
+
+	if (!m) {
+		snprintf(buf, len, "(not in a mapped file)");
+		return buf;
+	}
+	rd_sym_str(m->es, addr - m->bias, loc, sizeof(loc));
+	snprintf(buf, len, "%s in %s", loc, mod_name(m));
+	return buf;
+}
+
+static void print_thread_text(const struct thread *t, const struct rd_modules *mods)
+{
+	char loc[RD_LOC_LEN + 256];
+	size_t bad, total;
+
+	printf("  tid %d", (int)t->tid);
+	if (t->cfg_err == -EIO) {
+		printf("  rseq configuration unknown (PTRACE_GET_RSEQ_CONFIGURATION needs "
+		       "Linux 5.13)\n");
+	} else if (t->cfg_err) {
+		printf("  rseq configuration unreadable: %s\n", strerror(-t->cfg_err));
+	} else if (!t->cfg.abi_ptr) {
+		printf("  no rseq area registered\n");
+	} else {
+		printf("  rseq area %#" PRIx64 " (%" PRIu32 " bytes, flags %#" PRIx32 ")",
+		       t->cfg.abi_ptr, t->cfg.abi_size, t->cfg.flags);
+		if (t->area_err)
+			printf("  unreadable: %s\n", strerror(-t->area_err));
+		else
+			printf("  cpu %" PRIu32 "\n", t->area.cpu_id);
+		bad = sig_mismatches(mods, t->cfg.signature, &total);
+		printf("      %-10s%#010" PRIx32, "signature", t->cfg.signature);
+		if (!total)
+			printf(" (no critical section in the modules to compare)\n");
+		else if (!bad)
+			printf(", as %zu critical section%s of the modules expect%s\n", total,
+			       total == 1 ? "" : "s", total == 1 ? "s" : "");
+		else
+			printf(", but %zu of %zu critical sections expect another: their abort "
+			       "would kill the thread\n",
+			       bad, total);
+		if (!t->area_err && !t->area.rseq_cs)
+			printf("      %-10s0 (no critical section armed)\n", "rseq_cs");
+		else if (!t->area_err && !t->armed)
+			printf("      %-10s%#" PRIx64 " (descriptor unreadable)\n", "rseq_cs",
+			       t->area.rseq_cs);
+		else if (!t->area_err)
+			printf("      %-10s%#" PRIx64 " -> [%#" PRIx64 ", %#" PRIx64
+			       "), abort %#" PRIx64 "\n",
+			       "rseq_cs", t->area.rseq_cs, t->armed_start, t->armed_post,
+			       t->armed_abort);
+	}
+	if (t->ip_err) {
+		printf("      %-10sunreadable: %s\n", "ip", strerror(-t->ip_err));
+		return;
+	}
+	printf("      %-10s%#" PRIx64 " %s\n", "ip", t->ip,
+	       runtime_loc(mods, t->ip, loc, sizeof(loc)));
+	if (t->inside) {
+		bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
+
+		printf("      %-10scritical section [%#" PRIx64 ", ...) of %s: ", "inside",
+		       t->in_start, mod_name(t->in_mod));
+		if (aborts)
+			printf("resuming aborts to %#" PRIx64 "\n", t->in_abort);
+		else
+			printf("not armed, no abort on resume\n");
+	}
+}
+
+static void print_thread_json(struct jw *w, const struct thread *t, const struct rd_modules *mods)
+{
+	jw_obj_open(w);
+	jw_ku64(w, "tid", (uint64_t)t->tid);
+	jw_key(w, "rseq");
+	if (t->cfg_err || !t->cfg.abi_ptr) {
+		jw_null(w);
+	} else {
+		jw_obj_open(w);
+		jw_ku64(w, "addr", t->cfg.abi_ptr);
+		jw_ku64(w, "size", t->cfg.abi_size);
+		jw_ku64(w, "signature", t->cfg.signature);
+		jw_ku64(w, "flags", t->cfg.flags);
+		jw_obj_close(w);
+	}
+	jw_key(w, "cpu_id");
+	if (t->cfg_err || !t->cfg.abi_ptr || t->area_err)
+		jw_null(w);
+	else
+		jw_u64(w, t->area.cpu_id);
+	jw_key(w, "rseq_cs");
+	if (t->cfg_err || !t->cfg.abi_ptr || t->area_err)
+		jw_null(w);
+	else
+		jw_u64(w, t->area.rseq_cs);
+	jw_key(w, "ip");
+	if (t->ip_err)
+		jw_null(w);
+	else
+		jw_u64(w, t->ip);
+	jw_key(w, "inside");
+	if (!t->inside) {
+		jw_null(w);
+	} else {
+		struct elfscan_loc loc = { 0 };
+
+		if (t->in_mod)
+			rd_symbolize(t->in_mod->es, t->ip - t->in_mod->bias, &loc);
+		jw_obj_open(w);
+		jw_kstr(w, "module", t->in_mod ? t->in_mod->path : NULL);
+		jw_ku64(w, "start_ip", t->in_start);
+		jw_ku64(w, "abort_ip", t->in_abort);
+		jw_kstr(w, "function", loc.func);
+		jw_obj_close(w);
+	}
+	jw_obj_close(w);
+	(void)mods;
+}
+
+static int scan_pid(const struct scan_opts *o)
+{
+	struct rd_modules mods = { 0 };
+	struct thread *threads = NULL;
+	size_t nthreads = 0, nshown = 0, nbroken = 0;
+	struct view *views = NULL;
+	struct stat st;
+	char path[64];
+	int err, ret = EXIT_OK;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
+	if (o->pid <= 0 || stat(path, &st))
+		return pid_error(o->pid, -ESRCH);
+	err = rd_modules_load(o->pid, &o->es, &mods);
+	if (err)
+		return pid_error(o->pid, err);
+	err = list_threads(o->pid, &threads, &nthreads);
+	if (err) {
+		ret = pid_error(o->pid, err);
+		goto out;
+	}
+	for (size_t i = 0; i < nthreads; i++) {
+		err = thread_inspect(&threads[i], o->pid, &mods);
+		/* A thread that exited meanwhile is simply gone. */
+		if (err == -ESRCH) {
+			threads[i].tid = 0;
+			continue;
+		}
+		if (err) {
+			ret = pid_error(o->pid, err);
+			goto out;
+		}
+	}
+
+	views = calloc(mods.n ? mods.n : 1, sizeof(*views));
+	if (!views) {
+		ret = rd_error("out of memory");
+		goto out;
+	}
+	for (size_t m = 0; m < mods.n; m++) {
+		struct view *v = &views[nshown];
+
+		if (!mods.v[m].es) {
+			rd_warn("pid %d: %s: %s", (int)o->pid, mods.v[m].path, mods.v[m].err);
+			nbroken++;
+			continue;
+		}
+		*v = (struct view){ .es = mods.v[m].es, .path = mods.v[m].path, .mod = &mods.v[m],
+				    .bias = mods.v[m].bias };
+		if (collect(v, o)) {
+			ret = rd_error("out of memory");
+			goto out;
+		}
+		if (v->ncs)
+			nshown++;
+	}
+
+	if (rd.json) {
+		struct jw *w = rd.jw;
+
+		jw_obj_open(w);
+		jw_ku64(w, "pid", (uint64_t)o->pid);
+		jw_key(w, "modules");
+		jw_arr_open(w);
+		for (size_t i = 0; i < nshown; i++)
+			print_view_json(&views[i]);
+		jw_arr_close(w);
+		jw_ku64(w, "modules_without_sections", mods.n - nshown);
+		jw_key(w, "threads");
+		jw_arr_open(w);
+		for (size_t i = 0; i < nthreads; i++) {
+			if (threads[i].tid)
+				print_thread_json(w, &threads[i], &mods);
+		}
+		jw_arr_close(w);
+		jw_obj_close(w);
+		jw_end(w);
+	} else {
+		size_t nlive = 0;
+
+		printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid,
+		       nshown, nshown == 1 ? "" : "s", mods.n - nshown);
+		if (nbroken)
+			printf(" (%zu not scanned)", nbroken);
+		printf("\n");
+		for (size_t i = 0; i < nshown; i++) {
+			putchar('\n');
+			print_view_text(&views[i], o);
+		}
+		for (size_t i = 0; i < nthreads; i++)
+			nlive += threads[i].tid != 0;
+		printf("\nthreads: %zu\n", nlive);
+		for (size_t i = 0; i < nthreads; i++) {
+			if (threads[i].tid)
+				print_thread_text(&threads[i], &mods);
+		}
+	}
+out:
+	for (size_t i = 0; views && i < mods.n; i++)
+		free(views[i].cs);
+	free(views);
+	free(threads);
+	rd_modules_free(&mods);
+	return ret;
+}
+
+/* -------------------------------------------------------------------------------------------
+ * Options
+ */
+
+static int add_debug_dir(struct scan_opts *o, const char *dir)
+{
+	size_t old = o->debug_dirs ? strlen(o->debug_dirs) : 0;
+	char *s = realloc(o->debug_dirs, old + strlen(dir) + 2);
+
+	if (!s)
+		return -ENOMEM;
+	if (old)
+		s[old++] = ':';
+	strcpy(s + old, dir);
+	o->debug_dirs = s;
+	return 0;
+}
+
+enum { OPT_ADDR = 256, OPT_PID, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR };
 
 int cmd_scan(int argc, char **argv)
 {
-	return rd_error("not built yet");
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "addr", required_argument, NULL, OPT_ADDR },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "no-debuginfo", no_argument, NULL, OPT_NO_DEBUGINFO },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ 0 },
+	};
+	struct scan_opts o = { .es = { .sz = sizeof(struct elfscan_opts) } };
+	unsigned long long v;
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jph", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			rd.json = true;
+			break;
+		case 'p':
+			rd.json = rd.pretty = true;
+			break;
+		case 'h':
+			usage(stdout);
+			free(o.debug_dirs);
+			return EXIT_OK;
+		case OPT_ADDR:
+			if (!rd_parse_u64(optarg, &v)) {
+				ret = rd_error("--addr: '%s' is not an address", optarg);
+				goto out;
+			}
+			o.have_addr = true;
+			o.addr = v;
+			break;
+		case OPT_PID:
+			if (!rd_parse_u64(optarg, &v) || !v || v > INT32_MAX) {
+				ret = rd_error("--pid: '%s' is not a process id", optarg);
+				goto out;
+			}
+			o.have_pid = true;
+			o.pid = (pid_t)v;
+			break;
+		case OPT_NO_DEBUGINFO:
+			o.es.no_debuginfo = true;
+			break;
+		case OPT_DEBUG_DIR:
+			if (add_debug_dir(&o, optarg)) {
+				ret = rd_error("out of memory");
+				goto out;
+			}
+			break;
+		case ':':
+			ret = rd_error("%s: missing argument (try 'rseqdbg scan --help')",
+				       argv[optind - 1]);
+			goto out;
+		default:
+			ret = rd_error("unknown option '%s' (try 'rseqdbg scan --help')",
+				       argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (rd.pretty) {
+		struct jw *w = jw_new(stdout, true);
+
+		if (!w) {
+			ret = rd_error("out of memory");
+			goto out;
+		}
+		jw_free(rd.jw);
+		rd.jw = w;
+	}
+	o.es.debug_dirs = o.debug_dirs;
+	if (o.have_pid && optind < argc) {
+		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg scan --help')");
+		goto out;
+	}
+	if (!o.have_pid && optind >= argc) {
+		ret = rd_error("no FILE given (try 'rseqdbg scan --help')");
+		goto out;
+	}
+	if (o.have_pid)
+		ret = scan_pid(&o);
+	else
+		ret = scan_files(argc - optind, argv + optind, &o);
+out:
+	free(o.debug_dirs);
+	return ret;
 }

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg scan --pid on live processes: the sections at the runtime addresses the example
+# program prints from its own descriptors, the thread's rseq area as the program registered
+# it, a thread caught inside a critical section, the process running on unharmed after the
+# scan, and the errors for a dead process and for a process the user may not trace.
+source "$(dirname "$0")/../lib.sh"
+
+EX="$BUILD/examples/percpu_counter"
+WL="$BUILD/tests/workloads/rseq_workload"
+RSEQ_SIG=$((0x53053053))
+json_ok() { python3 -m json.tool "$1" >/dev/null 2>&1; }
+
+if [ ! -x "$RSEQDBG" ]; then
+	fail "rseqdbg is built" "$RSEQDBG missing"
+	finish
+	exit
+fi
+
+# --- errors that need no privilege -------------------------------------------------------------
+true &
+dead=$!
+wait "$dead"
+"$RSEQDBG" scan --pid "$dead" >"$TMP/dead.out" 2>"$TMP/dead.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/dead.err")" -eq 1 ] &&
+	grep -qx "rseqdbg: scan: pid $dead: no such process" "$TMP/dead.err"; then
+	pass "dead pid: exit 2, one line"
+else
+	fail "dead pid: exit 2, one line" "rc $rc: $(cat "$TMP/dead.err")"
+fi
+"$RSEQDBG" scan --json --pid "$dead" >"$TMP/dead-json.out" 2>/dev/null
+check "dead pid: JSON error document" python3 -c '
+import json, sys
+sys.exit("no such process" not in json.load(open(sys.argv[1]))["error"])' "$TMP/dead-json.out"
+
+# A process of another user (root's, seen from an unprivileged user): no ptrace permission.
+perm_case() { # CMD...: run rseqdbg as the unprivileged user against $victim
+	"$@" scan --pid "$victim" >"$TMP/perm.out" 2>"$TMP/perm.err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/perm.err")" -eq 1 ] &&
+		grep -q "^rseqdbg: scan: cannot trace pid $victim: Operation not permitted (need root" \
+			"$TMP/perm.err" && [ ! -s "$TMP/perm.out" ]; then
+		pass "no permission: exit 2, one clear line"
+	else
+		fail "no permission: exit 2, one clear line" "rc $rc: $(cat "$TMP/perm.err")"
+	fi
+}
+if have_root; then
+	if command -v setpriv >/dev/null; then
+		sleep 60 &
+		victim=$!
+		# The unprivileged user needs a copy it can execute.
+		mkdir -p "$TMP/nobody" && cp "$RSEQDBG" "$TMP/nobody/rseqdbg"
+		chmod 755 "$TMP" "$TMP/nobody" "$TMP/nobody/rseqdbg"
+		perm_case setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/nobody/rseqdbg"
+		kill "$victim" 2>/dev/null
+		wait "$victim" 2>/dev/null
+	else
+		skip "no permission: exit 2, one clear line" "setpriv not installed"
+	fi
+else
+	victim=1 # init, owned by root
+	perm_case "$RSEQDBG"
+fi
+
+if ! have_ptrace; then
+	skip "scan --pid of the example" "ptrace not permitted here (need root or ptrace_scope <= 1)"
+	finish
+	exit
+fi
+if [ ! -x "$EX" ]; then
+	fail "scan --pid of the example" "$EX not built (make tests)"
+	finish
+	exit
+fi
+
+# --- the example program, waiting before its threads start -------------------------------------
+coproc PC { exec "$EX" --threads 2 --iters 20000 --wait 2>&1; }
+pc=$PC_PID
+: >"$TMP/cs.txt"
+ready=0
+while IFS= read -r -t 20 line <&"${PC[0]}"; do
+	case "$line" in
+	cs\ *) echo "$line" >>"$TMP/cs.txt" ;;
+	ready) ready=1; break ;;
+	esac
+done
+if [ $ready -ne 1 ]; then
+	fail "example prints its sections and ready" "$(cat "$TMP/cs.txt")"
+	kill "$pc" 2>/dev/null
+	finish
+	exit
+fi
+check "example prints its sections" test "$(wc -l <"$TMP/cs.txt")" -ge 2
+
+"$RSEQDBG" scan --json --pid "$pc" >"$TMP/pid.json" 2>"$TMP/pid.err"
+check "scan --json --pid: exit 0" test $? -eq 0
+check "scan --json --pid: valid JSON" json_ok "$TMP/pid.json"
+
+# Each section the program printed (its own descriptors, relocated by the dynamic loader) is
+# in the module of the program at exactly those runtime addresses, in the printed function.
+if python3 - "$TMP/pid.json" "$TMP/cs.txt" "$(readlink -f "$EX")" "$pc" \
+	>"$TMP/pid.why" 2>&1 <<'EOF'; then
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+exe, pid = sys.argv[3], int(sys.argv[4])
+if doc['pid'] != pid:
+    sys.exit('pid %d' % doc['pid'])
+mods = [m for m in doc['modules'] if m['path'] == exe]
+if len(mods) != 1:
+    sys.exit('module %s not listed once: %s' % (exe, [m['path'] for m in doc['modules']]))
+m = mods[0]
+maps = [l.split() for l in open('/proc/%d/maps' % pid) if l.rstrip().endswith(' ' + exe)]
+lo = min(int(l[0].split('-')[0], 16) for l in maps)
+hi = max(int(l[0].split('-')[1], 16) for l in maps)
+if (m['start'], m['end']) != (lo, hi):
+    sys.exit('module range %#x-%#x, /proc/PID/maps says %#x-%#x' % (m['start'], m['end'], lo, hi))
+for line in open(sys.argv[2]):
+    f = re.match(r'cs (\S+) start=0x([0-9a-f]+) post_commit=0x([0-9a-f]+) abort=0x([0-9a-f]+)$',
+                 line.strip())
+    if not f:
+        sys.exit('bad line from the program: ' + line)
+    func, start, post, abort = f.group(1), *(int(f.group(i), 16) for i in (2, 3, 4))
+    hit = [s for s in m['sections'] if s['start_ip'] == start]
+    if len(hit) != 1:
+        sys.exit('%s: no section at start %#x' % (func, start))
+    s = hit[0]
+    if (s['post_commit_ip'], s['abort_ip']) != (post, abort):
+        sys.exit('%s: post_commit %#x abort %#x, program says %#x %#x' %
+                 (func, s['post_commit_ip'], s['abort_ip'], post, abort))
+    if s['start']['function'] != func or s['start']['addr'] != start:
+        sys.exit('%s: start symbolized as %s' % (func, s['start']))
+    if s['signature']['status'] != 'match':
+        sys.exit('%s: signature %s' % (func, s['signature']))
+    if not (m['start'] <= start < m['end'] and m['start'] <= abort < m['end']):
+        sys.exit('%s: outside the module' % func)
+if len(m['sections']) != sum(1 for _ in open(sys.argv[2])):
+    sys.exit('%d sections, the program has %d' % (len(m['sections']),
+                                                   sum(1 for _ in open(sys.argv[2]))))
+EOF
+	pass "scan --pid: sections at the runtime addresses the program printed"
+else
+	fail "scan --pid: sections at the runtime addresses the program printed" \
+		"$(head -c 500 "$TMP/pid.why")"
+fi
+
+# The waiting thread has the area glibc (or the program) registered with the x86 signature.
+ncpu=$(getconf _NPROCESSORS_CONF)
+check "scan --pid: a thread with an rseq area, signature 0x53053053 and a cpu_id" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ok = [t for t in doc["threads"] if t["rseq"] and t["rseq"]["signature"] == int(sys.argv[2])
+      and t["rseq"]["size"] >= 32 and t["rseq"]["addr"] and t["cpu_id"] is not None
+      and t["cpu_id"] < int(sys.argv[3])]
+sys.exit(not (ok and any(t["tid"] == doc["pid"] for t in ok)))' "$TMP/pid.json" "$RSEQ_SIG" "$ncpu"
+tids=$(ls /proc/"$pc"/task | sort -n | tr '\n' ' ')
+check "scan --pid: one entry per thread of /proc/PID/task" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+sys.exit(sorted(t["tid"] for t in doc["threads"]) != sorted(map(int, sys.argv[2].split())))' \
+	"$TMP/pid.json" "$tids"
+
+"$RSEQDBG" scan --pid "$pc" >"$TMP/pid.txt" 2>&1
+check "scan --pid text: exit 0" test $? -eq 0
+first=$(head -n 1 "$TMP/cs.txt" | sed -E 's/.* start=(0x[0-9a-f]+) .*/\1/')
+check "scan --pid text: module, runtime start address and thread shown" bash -c "
+	grep -q '^pid $pc: 1 module with rseq critical sections' '$TMP/pid.txt' &&
+	grep -q '  0  $first  ' '$TMP/pid.txt' && grep -q '^  tid $pc  rseq area 0x' '$TMP/pid.txt'"
+
+"$RSEQDBG" scan --json --addr "$first" --pid "$pc" >"$TMP/pid-addr.json" 2>/dev/null
+check "scan --pid --addr: only the section at that runtime address" python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+s = [s for m in doc["modules"] for s in m["sections"]]
+sys.exit(not (len(s) == 1 and s[0]["start_ip"] == int(sys.argv[2], 16)))' \
+	"$TMP/pid-addr.json" "$first"
+
+# Detached, the program runs on as before: start it and check its own result.
+exec {PC[1]}>&-
+result=$(timeout 60 cat <&"${PC[0]}")
+wait "$pc"
+rc=$?
+check "the program runs on after the scan and its counters add up" \
+	bash -c "[ $rc -eq 0 ] && grep -qx 'result=ok' <<<'$result'"
+
+# --- a thread caught inside a critical section ---------------------------------------------------
+# A worker spends most of its time inside wl_counter_add; stopping it there is likely on
+# every scan, certain over many. The workload checks its own counters afterwards: the aborts
+# the scans cause are counted and the result stays ok.
+if [ -x "$WL" ]; then
+	"$WL" --mode counter --threads 1 --seconds 10 >"$TMP/wl.out" 2>&1 &
+	wl=$!
+	sleep 0.2
+	nm "$WL" >"$TMP/wl.nm"
+	found=0
+	for _ in $(seq 300); do
+		"$RSEQDBG" scan --json --no-debuginfo --pid "$wl" >"$TMP/wl.json" 2>"$TMP/wl.err" ||
+			break
+		if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not any(t["inside"] for t in d["threads"]))' "$TMP/wl.json"; then
+			found=1
+			break
+		fi
+	done
+	if [ $found -eq 1 ] && python3 - "$TMP/wl.json" "$TMP/wl.nm" "$(readlink -f "$WL")" \
+		>"$TMP/wl.why" 2>&1 <<'EOF'; then
+import json, sys
+doc = json.load(open(sys.argv[1]))
+syms = {p[2]: int(p[0], 16) for p in (l.split() for l in open(sys.argv[2])) if len(p) == 3}
+for t in doc['threads']:
+    i = t['inside']
+    if not i:
+        continue
+    if i['module'] != sys.argv[3]:
+        sys.exit('inside module %s' % i['module'])
+    m = [m for m in doc['modules'] if m['path'] == i['module']][0]
+    s = [s for s in m['sections'] if s['start_ip'] == i['start_ip']]
+    if len(s) != 1 or s[0]['abort_ip'] != i['abort_ip']:
+        sys.exit('inside %s matches no section' % i)
+    if not (s[0]['start_ip'] <= t['ip'] < s[0]['post_commit_ip']):
+        sys.exit('ip %#x not in [%#x, %#x)' % (t['ip'], s[0]['start_ip'], s[0]['post_commit_ip']))
+    fn = i['function']
+    if fn not in syms or not (syms[fn] + m['bias'] <= t['ip']):
+        sys.exit('function %s' % fn)
+    if t['rseq_cs'] == 0:
+        sys.exit('inside a section but rseq_cs is not armed')
+EOF
+		pass "scan --pid: a thread inside a critical section, with its abort_ip"
+	else
+		fail "scan --pid: a thread inside a critical section, with its abort_ip" \
+			"found=$found $(head -c 300 "$TMP/wl.why" "$TMP/wl.err" 2>/dev/null)"
+	fi
+	wait "$wl"
+	rc=$?
+	check "the workload's own checks pass after being scanned" \
+		bash -c "[ $rc -eq 0 ] && grep -qx 'result=ok' '$TMP/wl.out'"
+else
+	fail "scan --pid: a thread inside a critical section" "$WL not built (make tests)"
+fi
+finish
