@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Malformed input: every file made by tests/tools/mkbad (bad-*), plus a directory, a missing
 # path, an empty file and /dev/null, must give exit 2, exactly one line on stderr
-# "rseqdbg: scan: FILE: what is wrong", nothing on stdout in text mode and one {"error": ...}
-# document in JSON mode; never a crash, a sanitizer report or a file left behind.
+# "rseqdbg: scan: FILE: what is wrong", nothing on stdout in text mode and, in JSON mode, one
+# document holding an {"error": ...} object for the file (the document itself, or the file's
+# entry in "files"); never a crash, a sanitizer report or a file left behind.
 # ok-* files are odd but valid and must scan. Under BUILD=build-san this runs with ASan/UBSan.
 source "$(dirname "$0")/../lib.sh"
 
@@ -65,9 +66,12 @@ refused() {
 	elif ! python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-e = d.get("error") if isinstance(d, dict) else None
-sys.exit(0 if isinstance(e, str) and sys.argv[2] in e else 1)' "$TMP/out" "$f" 2>/dev/null; then
-		fail "$name json" "stdout is not one {\"error\": \"...$f...\"} document: $(head -c 300 "$TMP/out")"
+f = sys.argv[2]
+# The error object is the document, or the failed file'"'"'s entry in "files".
+errs = [d] + [x for x in d.get("files", []) if isinstance(x, dict) and x.get("path") == f]
+sys.exit(0 if any(isinstance(x.get("error"), str) and f in x["error"] for x in errs) else 1)
+' "$TMP/out" "$f" 2>/dev/null; then
+		fail "$name json" "stdout has no {\"error\": \"...$f...\"} object for the file: $(head -c 300 "$TMP/out")"
 	else
 		pass "$name json"
 	fi
