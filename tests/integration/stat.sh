@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg stat against the workload's own counters: abort counts per critical section must
+# be equal exactly, causes must match what the workload provokes, migrations at least the
+# affinity changes it made, and every section must be named by function and by a source
+# line that holds one of its instructions (read independently with nm/objdump/addr2line).
+source "$(dirname "$0")/../lib.sh"
+
+W="$BUILD/tests/workloads/rseq_workload"
+prog_count() { bpftool prog show 2>/dev/null | grep -cE 'name (rseq_ip_fixup|rseq_update|sched_switch|sched_migrate_task|signal_deliver|sched_process_fork) '; }
+
+# Non-root: one line naming what is needed, exit 2.
+if command -v setpriv >/dev/null && have_root; then
+	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSEQDBG" stat -- true 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q 'CAP_BPF and CAP_PERFMON' <<<"$err"; then
+		pass "non-root: one line naming root or CAP_BPF and CAP_PERFMON, exit 2"
+	else
+		fail "non-root: one line naming root or CAP_BPF and CAP_PERFMON, exit 2" "rc=$rc: $err"
+	fi
+else
+	skip "non-root message" "needs root and setpriv to drop privileges"
+fi
+
+if ! have_bpf; then
+	skip "stat" "needs root and kernel BTF"
+	finish
+	exit
+fi
+if [ ! -x "$W" ]; then
+	fail "workload built" "$W missing"
+	finish
+	exit
+fi
+
+before=$(prog_count)
+
+# The source lines of the instructions of a section, from the symbols the workload exports.
+section_lines() { # $1 = function name
+	local tag start end
+	case "$1" in
+	wl_counter_add) tag=counter ;; wl_tcmalloc_push) tag=tcmalloc ;; wl_condexit) tag=condexit ;;
+	*) return 1 ;;
+	esac
+	start=$(nm "$W" | awk -v s="rseq_start_$tag" '$3 == s { print $1 }')
+	end=$(nm "$W" | awk -v s="rseq_post_commit_$tag" '$3 == s { print $1 }')
+	objdump -d --start-address=0x$start --stop-address=0x$end "$W" |
+		awk '/^ +[0-9a-f]+:/ { sub(":", "", $1); print "0x" $1 }' |
+		addr2line -e "$W" | sed 's|.*/||' | sort -u
+}
+
+cat >"$TMP/check.py" <<'PY'
+import json, sys
+# argv: stat.json workload-report expect(signal|preempt|migrate) lines-dir
+d = json.load(open(sys.argv[1]))
+rep = dict(l.strip().split('=', 1) for l in open(sys.argv[2]) if '=' in l)
+expect = sys.argv[3]
+linesdir = sys.argv[4]
+errs = []
+mine = {}
+for s in d['sections']:
+    mine[s['function']] = mine.get(s['function'], 0) + s['aborts']
+theirs = {k.split('.')[1]: int(v) for k, v in rep.items()
+          if k.startswith('section.') and k.endswith('.aborts') and int(v) > 0}
+if mine != theirs:
+    errs.append('aborts per section %s, workload counted %s' % (mine, theirs))
+if d['aborts'] != int(rep['aborts']):
+    errs.append('aborts %d, workload counted %s' % (d['aborts'], rep['aborts']))
+c = d['causes']
+total = max(d['aborts'], 1)
+if expect == 'signal' and c['signal'] < 0.9 * total:
+    errs.append('signal causes %d of %d' % (c['signal'], total))
+if expect == 'preempt':
+    if c['signal'] != 0:
+        errs.append('%d aborts blamed on signals, none were sent' % c['signal'])
+    if c['preemption'] + c['migration'] < 0.75 * total:
+        errs.append('preemption causes %s of %d' % (c, total))
+if expect == 'migrate':
+    if d['migrations'] < int(rep['affinity_changes']):
+        errs.append('%d migrations < %s affinity changes' % (d['migrations'], rep['affinity_changes']))
+    if int(rep['affinity_changes']) == 0:
+        errs.append('the workload made no affinity changes')
+if d['cpu_id_updates'] <= 0:
+    errs.append('no cpu_id updates')
+for s in d['sections']:
+    f = s['function']
+    try:
+        lines = open('%s/%s' % (linesdir, f)).read().split()
+    except OSError:
+        errs.append('section %r is not one of the workload\'s' % f)
+        continue
+    where = '%s:%s' % ((s['file'] or '').rsplit('/', 1)[-1], s['line'])
+    if where not in lines:
+        errs.append('%s named at %s, its instructions are at %s' % (f, where, ' '.join(lines)))
+print('; '.join(errs))
+sys.exit(1 if errs else 0)
+PY
+mkdir -p "$TMP/lines"
+for f in wl_counter_add wl_tcmalloc_push wl_condexit; do section_lines $f >"$TMP/lines/$f"; done
+
+run_case() { # name expect workload-args...
+	local name=$1 expect=$2 rc wrc why
+	shift 2
+	"$RSEQDBG" stat --json -o "$TMP/$name.json" -- "$W" "$@" --out "$TMP/$name.txt"
+	rc=$?
+	wrc=1
+	grep -q '^result=ok' "$TMP/$name.txt" 2>/dev/null && wrc=0
+	if [ $rc -ne $wrc ]; then
+		fail "stat $name: exits with the command's status" "rseqdbg $rc, workload $wrc"
+		return
+	fi
+	pass "stat $name: exits with the command's status"
+	if why=$(python3 "$TMP/check.py" "$TMP/$name.json" "$TMP/$name.txt" "$expect" "$TMP/lines"); then
+		pass "stat $name: aborts per section exact, causes, sections named by source line"
+	else
+		fail "stat $name: aborts per section exact, causes, sections named by source line" "$why"
+	fi
+}
+
+run_case preemption preempt --oversubscribe --seconds 2
+run_case signals signal --signal-us 100 --seconds 2 --mode all --threads 2
+run_case migrations migrate --affinity --seconds 2
+run_case all-sections preempt --oversubscribe --mode all --seconds 2
+
+# The plain summary names the sections and the causes.
+out=$("$RSEQDBG" stat -- "$W" --signal-us 200 --seconds 1 --out "$TMP/plain.txt" 2>&1 >/dev/null)
+if grep -q 'wl_counter_add' <<<"$out" && grep -q 'rseq_workload.S:' <<<"$out" && grep -q '^  signal' <<<"$out"; then
+	pass "stat: plain summary names sections, source lines and causes"
+else
+	fail "stat: plain summary names sections, source lines and causes" "$out"
+fi
+
+"$RSEQDBG" stat -o /dev/null -- sh -c 'exit 3'
+check "stat: exit status of the command (3)" test $? -eq 3
+"$RSEQDBG" stat -o /dev/null -- sh -c 'kill -TERM $$'
+check "stat: a command killed by SIGTERM gives 143" test $? -eq 143
+err=$("$RSEQDBG" stat -- /nonexistent/cmd 2>&1 >/dev/null)
+rc=$?
+if [ $rc -eq 127 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q '/nonexistent/cmd' <<<"$err"; then
+	pass "stat: a command that cannot run: one line, exit 127"
+else
+	fail "stat: a command that cannot run: one line, exit 127" "rc=$rc: $err"
+fi
+err=$("$RSEQDBG" stat 2>&1 >/dev/null)
+check "stat: no command is an error (exit 2)" test $? -eq 2
+
+after=$(prog_count)
+check "stat: no BPF program left loaded ($before before, $after after)" test "$after" -eq "$before"
+finish
