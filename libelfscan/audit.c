@@ -487,6 +487,37 @@ static bool is_rseq_cs_format(const struct elfscan_cs *cs)
 	return cs->sources & (ELFSCAN_SRC_CS_PTR_ARRAY | ELFSCAN_SRC_CS | ELFSCAN_SRC_TABLE_2018);
 }
 
+/* The 2016 and 2015 RFC tables predate the merged ABI: no signature, restart at begin. */
+static bool is_legacy(const struct elfscan_cs *cs)
+{
+	return !is_rseq_cs_format(cs);
+}
+
+/* librseq's big-endian arm signature: the bytes of udf #24035 read big endian. */
+#define ARMEB_SIG 0xf3def5e7u
+
+static size_t known_sigs(const struct elfscan *es, uint32_t *sigs, size_t max)
+{
+	size_t n = elfscan_known_signatures(elfscan_machine(es), sigs, max);
+
+	if (elfscan_machine(es) == EM_ARM && elfscan_big_endian(es) && n < max)
+		sigs[n++] = ARMEB_SIG;
+	return n;
+}
+
+static bool sig_known(const struct elfscan *es, const struct elfscan_cs *cs)
+{
+	uint32_t sigs[8];
+	size_t n = known_sigs(es, sigs, 8);
+
+	if (cs->sig_status == ELFSCAN_SIG_MATCH)
+		return true;
+	for (size_t i = 0; cs->sig_status == ELFSCAN_SIG_MISMATCH && i < n; i++)
+		if (sigs[i] == cs->signature)
+			return true;
+	return false;
+}
+
 /* --- descriptor ------------------------------------------------------------------------- */
 
 static void check_descriptor(struct ctx *c, const struct elfscan_cs *cs)
@@ -516,7 +547,8 @@ static void check_descriptor(struct ctx *c, const struct elfscan_cs *cs)
 		    "start_ip 0x%" PRIx64 " + post_commit_offset 0x%" PRIx64
 		    " overflows the %d-bit address space",
 		    cs->start_ip + b, cs->post_commit_offset, wraps ? 64 : 32);
-	else if (cs->post_commit_offset && cs->abort_ip - cs->start_ip < cs->post_commit_offset)
+	else if (cs->post_commit_offset && cs->abort_ip - cs->start_ip < cs->post_commit_offset &&
+		 !is_legacy(cs))
 		add(c, C_ABORT_INSIDE, cs, cs->abort_ip,
 		    "abort_ip 0x%" PRIx64 " is inside the section [0x%" PRIx64 ", 0x%" PRIx64 ")",
 		    cs->abort_ip + b, cs->start_ip + b, cs->post_commit_ip + b);
@@ -541,7 +573,8 @@ static void check_signatures(struct ctx *c)
 	uint32_t known[8], best = 0;
 	char list[128] = "";
 
-	nknown = elfscan_known_signatures(m, known, 8);
+	nknown = known_sigs(c->es, known, 8);
+	(void)m;
 	for (size_t i = 0, off = 0; i < nknown && off < sizeof(list); i++)
 		off += snprintf(list + off, sizeof(list) - off, "%s0x%08x", i ? " or " : "",
 				known[i]);
@@ -550,12 +583,14 @@ static void check_signatures(struct ctx *c)
 		const struct elfscan_cs *cs = elfscan_get(c->es, i);
 		size_t cnt = 0;
 
-		if (cs->sig_status > ELFSCAN_SIG_MISMATCH || (best_n && cs->signature == best))
+		if (cs->sig_status > ELFSCAN_SIG_MISMATCH || is_legacy(cs) ||
+		    (best_n && cs->signature == best))
 			continue;
 		for (size_t j = 0; j < n; j++) {
 			const struct elfscan_cs *o = elfscan_get(c->es, j);
 
-			if (o->sig_status <= ELFSCAN_SIG_MISMATCH && o->signature == cs->signature)
+			if (o->sig_status <= ELFSCAN_SIG_MISMATCH && !is_legacy(o) &&
+			    o->signature == cs->signature)
 				cnt++;
 		}
 		if (cnt > best_n) {
@@ -569,7 +604,9 @@ static void check_signatures(struct ctx *c)
 		const struct elfscan_cs *cs = elfscan_get(c->es, i);
 		const uint8_t *s = cs->sig_bytes;
 
-		if (cs->sig_status == ELFSCAN_SIG_MISMATCH)
+		if (is_legacy(cs))
+			continue;
+		if (cs->sig_status == ELFSCAN_SIG_MISMATCH && !sig_known(c->es, cs))
 			add(c, C_SIG_UNKNOWN, cs, cs->abort_ip - 4,
 			    "the 4 bytes before abort_ip 0x%" PRIx64 " are %02x %02x %02x %02x "
 			    "(0x%08x), not a %s signature (%s)",
@@ -725,7 +762,9 @@ static void check_tables(struct ctx *c)
 
 			if (o->start_ip >= cs->post_commit_ip || cs->post_commit_ip < cs->start_ip)
 				break;
-			if (o->start_ip == cs->start_ip && o->post_commit_offset == cs->post_commit_offset)
+			if ((o->start_ip == cs->start_ip &&
+			     o->post_commit_offset == cs->post_commit_offset) ||
+			    !o->post_commit_offset || o->post_commit_ip < o->start_ip)
 				continue;
 			add(c, C_OVERLAP, o, o->start_ip,
 			    "[0x%" PRIx64 ", 0x%" PRIx64 ") overlaps the section [0x%" PRIx64
@@ -871,7 +910,7 @@ static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 {
 	uint16_t m = elfscan_machine(c->es);
 	unsigned char buf[16];
-	struct elfscan_insn in, *v;
+	struct elfscan_insn *v;
 	uint64_t lo, hi;
 	size_t n;
 	bool ok = false;
@@ -882,7 +921,7 @@ static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 	if (c->starts && bit(c, cs->abort_ip))
 		return true;
 	if ((m == EM_X86_64 || m == EM_386) && !elfscan_read(c->es, cs->abort_ip - 7, buf, 7) &&
-	    !elfscan_decode_one(c->dec, buf, 7, cs->abort_ip - 7, &in) && in.size == 7)
+	    (!memcmp(buf, "\x0f\xb9\x3d", 3) || !memcmp(buf, "\x0f\x1f\x05", 3)))
 		return true;
 	if (elfscan_func_range(c->es, cs->abort_ip, &lo, &hi) || hi - lo > (1u << 20))
 		return true; /* nothing to decide with: do not guess */
@@ -992,7 +1031,7 @@ static void check_orphans(struct ctx *c)
 	uint32_t known[8];
 	uint64_t *aborts;
 
-	nk = elfscan_known_signatures(m, known, 8);
+	nk = known_sigs(c->es, known, 8);
 	if (!nk)
 		return;
 	aborts = malloc((n + 1) * sizeof(*aborts));
@@ -1136,7 +1175,8 @@ int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 		for (size_t i = 0; i < n && !c.err; i++)
 			undeclared |= check_code(&c, elfscan_get(es, i));
 	}
-	if (undeclared && !(elfscan_sources(es) & ELFSCAN_SRC_EXIT_POINTS))
+	if (undeclared && !(elfscan_sources(es) & ELFSCAN_SRC_EXIT_POINTS) &&
+	    (elfscan_sources(es) & (ELFSCAN_SRC_CS | ELFSCAN_SRC_CS_PTR_ARRAY)))
 		add(&c, C_NO_EXIT_ARRAY, NULL, 0,
 		    "%s has sections that branch to undeclared exits but no "
 		    "__rseq_exit_point_array: debuggers and instrumentation read it to follow "

@@ -100,8 +100,12 @@ int elfscan_decoder_new(uint16_t machine, int elfclass, bool big_endian,
 
 int elfscan_decoder_for(const struct elfscan *es, struct elfscan_decoder **res)
 {
-	return elfscan_decoder_new(elfscan_machine(es), elfscan_class(es), elfscan_big_endian(es),
-				   res);
+	bool be = elfscan_big_endian(es);
+
+	/* BE8 images (linked big-endian ARMv6+) keep instructions little-endian */
+	if (elfscan_machine(es) == EM_ARM && (es->ehdr.e_flags & EF_ARM_BE8))
+		be = false;
+	return elfscan_decoder_new(elfscan_machine(es), elfscan_class(es), be, res);
 }
 
 void elfscan_decoder_free(struct elfscan_decoder *d)
@@ -457,14 +461,15 @@ int elfscan_decode_range(struct elfscan_decoder *d, const struct elfscan *es, ui
 	if (hi <= lo || hi - lo > (1u << 26))
 		return es_err(EINVAL, "cannot decode [0x%llx, 0x%llx)", (unsigned long long)lo,
 			      (unsigned long long)hi);
-	/* 15 more bytes so an instruction that straddles hi decodes whole when the file has them */
-	len = hi - lo + 15;
-	buf = malloc(len);
+	/* Up to 15 more bytes, as many as the file has, so that an instruction straddling hi
+	 * decodes whole. */
+	buf = malloc(hi - lo + 15);
 	if (!buf)
 		return es_err(ENOMEM, "out of memory");
-	if (elfscan_read(es, lo, buf, len)) {
-		len = hi - lo;
-		if (elfscan_read(es, lo, buf, len)) {
+	for (len = hi - lo + 15;; len--) {
+		if (!elfscan_read(es, lo, buf, len))
+			break;
+		if (len == hi - lo) {
 			free(buf);
 			return es_err(EFAULT, "bytes at 0x%llx..0x%llx are not in the file",
 				      (unsigned long long)lo, (unsigned long long)hi);
