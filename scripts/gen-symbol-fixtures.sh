@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Regenerate the symbolization fixtures in tests/fixtures/bin/symbols/ from
 # tests/fixtures/src/symtest.c: one C file built with gcc -g -O2 and then stripped, split
-# and linked every way a debugger meets it. The outputs are committed.
+# and linked every way a debugger meets it; and from symthumb.c an arm Thumb executable
+# (clang and binutils for arm). The outputs are committed.
 # Usage: scripts/gen-symbol-fixtures.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -44,6 +45,11 @@ cp "$OUT/.debug/symtest-link.debug" "$OUT/.debug/symtest-badcrc.debug"
 # DWARF but no symbol table: function names can only come from DW_TAG_subprogram.
 strip --strip-all --keep-section=".debug*" -o "$OUT/symtest-nosymtab" "$OUT/symtest"
 
-for f in "$OUT"/symtest* "$OUT"/.debug/* "$OUT"/debug/.build-id/*/*; do
+# 32-bit arm, Thumb: function symbols carry the Thumb bit (value | 1).
+clang --target=armv7a-linux-gnueabihf -mthumb $CFLAGS -ffreestanding -c -o "$W/symthumb.o" \
+	tests/fixtures/src/symthumb.c
+arm-linux-gnueabihf-ld -pie --build-id=sha1 -e _start -o "$OUT/symthumb" "$W/symthumb.o"
+
+for f in "$OUT"/sym* "$OUT"/.debug/* "$OUT"/debug/.build-id/*/*; do
 	printf '  %-60s %s bytes\n' "$f" "$(stat -c %s "$f")"
 done
