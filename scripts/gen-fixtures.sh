@@ -35,6 +35,9 @@ gen_x86_64() {
 		-o "$d/cs-pie" "$d/cs.o"
 	ld -pie --build-id=sha1 -e _start --dynamic-linker /lib64/ld-linux-x86-64.so.2 \
 		-o "$d/cs-pie-dwarf" "$o/cs-g.o"
+	# The same with zlib-compressed .debug_* sections (SHF_COMPRESSED), as distributions ship.
+	ld -pie --build-id=sha1 -e _start --dynamic-linker /lib64/ld-linux-x86-64.so.2 \
+		--compress-debug-sections=zlib -o "$d/cs-pie-zdebug" "$o/cs-g.o"
 	# A classic dynamically linked executable (PT_INTERP, DT_NEEDED) at a fixed address.
 	ld -no-pie --build-id=sha1 -e _start --dynamic-linker /lib64/ld-linux-x86-64.so.2 \
 		-o "$d/cs-nopie" "$d/cs.o" "$d/cs.so"

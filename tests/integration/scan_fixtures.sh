@@ -244,8 +244,9 @@ def check_file(path):
     result(tag + " file exit points", len(fexits) == all_exits,
            "%d exit points, %d rseq_exit_* symbols" % (len(fexits), all_exits))
 
-    # DWARF: only cs-pie-dwarf has line info; lines come from the labels in the source.
-    dwarf = name == "cs-pie-dwarf"
+    # DWARF: only cs-pie-dwarf and cs-pie-zdebug have line info; lines come from the labels
+    # in the source.
+    dwarf = name in ("cs-pie-dwarf", "cs-pie-zdebug")
     result(tag + " dwarf", fo.get("dwarf") is dwarf, "dwarf=%r" % fo.get("dwarf"))
     src = os.path.join(fixdir, "src", "cs-x86_64.S")
     for s in secs:
