@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg trace against the workload's own counters: abort events and summary counts per
+# section equal what the workload counted, every abort names its section by function and by
+# a source line holding one of its instructions, -p keeps a second workload out, a tiny ring
+# buffer reports its drops while the in-kernel counts stay exact, Ctrl-C ends cleanly and
+# nothing stays attached.
+source "$(dirname "$0")/../lib.sh"
+
+W="$BUILD/tests/workloads/rseq_workload"
+prog_count() { bpftool prog show 2>/dev/null | grep -cE 'name (rseq_ip_fixup|rseq_update|sched_switch|sched_migrate_task|signal_deliver|sched_process_fork) '; }
+
+out=$("$RSEQDBG" trace --check)
+rc=$?
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	if [ $rc -eq 0 ] && grep -qE '^mode: (event-mask|no-event-mask): ' <<<"$out" &&
+		grep -qE '^(yes|no) +rseq_event_mask' <<<"$out"; then
+		pass "trace --check: features and the mode in use"
+	else
+		fail "trace --check: features and the mode in use" "rc=$rc: $out"
+	fi
+	out=$("$RSEQDBG" trace --check --json)
+	check "trace --check --json: one object with the mode" \
+		python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["supported"] and d["mode"] and "rseq_event_mask" in d["features"]' "$out"
+else
+	check "trace --check without BTF: says BTF is missing, exit 1" \
+		bash -c "[ $rc -eq 1 ] && grep -q 'CONFIG_DEBUG_INFO_BTF' <<<'$out'"
+fi
+
+if command -v setpriv >/dev/null && have_root; then
+	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSEQDBG" trace -- true 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q 'CAP_BPF and CAP_PERFMON' <<<"$err"; then
+		pass "trace non-root: one line naming root or CAP_BPF and CAP_PERFMON, exit 2"
+	else
+		fail "trace non-root: one line naming root or CAP_BPF and CAP_PERFMON, exit 2" "rc=$rc: $err"
+	fi
+else
+	skip "trace non-root message" "needs root and setpriv to drop privileges"
+fi
+
+for bad in "--ringbuf-size 1000" "--events nothing" "--interval 1" "-p 0" "--comm 0123456789abcdefg" \
+	"--cgroup /nonexistent"; do
+	# shellcheck disable=SC2086
+	err=$("$RSEQDBG" trace $bad --duration 1 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ]; then
+		pass "trace $bad: one error line, exit 2"
+	else
+		fail "trace $bad: one error line, exit 2" "rc=$rc: $err"
+	fi
+done
+
+if ! have_bpf; then
+	skip "trace" "needs root and kernel BTF"
+	finish
+	exit
+fi
+if [ ! -x "$W" ]; then
+	fail "workload built" "$W missing"
+	finish
+	exit
+fi
+before=$(prog_count)
+
+section_lines() { # $1 = function name
+	local tag start end
+	case "$1" in
+	wl_counter_add) tag=counter ;; wl_tcmalloc_push) tag=tcmalloc ;; wl_condexit) tag=condexit ;;
+	*) return 1 ;;
+	esac
+	start=$(nm "$W" | awk -v s="rseq_start_$tag" '$3 == s { print $1 }')
+	end=$(nm "$W" | awk -v s="rseq_post_commit_$tag" '$3 == s { print $1 }')
+	objdump -d --start-address=0x$start --stop-address=0x$end "$W" |
+		awk '/^ +[0-9a-f]+:/ { sub(":", "", $1); print "0x" $1 }' |
+		addr2line -e "$W" | sed 's|.*/||' | sort -u
+}
+mkdir -p "$TMP/lines"
+for f in wl_counter_add wl_tcmalloc_push wl_condexit; do section_lines $f >"$TMP/lines/$f"; done
+
+cat >"$TMP/check.py" <<'PY'
+import json, sys
+# argv: trace-json-lines workload-report expect linesdir events(exact|drops) [pid]
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rep = dict(l.strip().split('=', 1) for l in open(sys.argv[2]) if '=' in l)
+expect, linesdir, evmode = sys.argv[3], sys.argv[4], sys.argv[5]
+pid = int(sys.argv[6]) if len(sys.argv) > 6 else None
+errs = []
+summ = [l['summary'] for l in lines if 'summary' in l and l['summary']['final']]
+if len(summ) != 1:
+    print('%d final summaries' % len(summ)); sys.exit(1)
+s = summ[0]
+aborts = [l for l in lines if l.get('event') == 'abort']
+theirs = {k.split('.')[1]: int(v) for k, v in rep.items()
+          if k.startswith('section.') and k.endswith('.aborts') and int(v) > 0}
+if pid is not None:
+    others = set(x['pid'] for x in s['sections'] + aborts if x['pid'] != pid)
+    if others:
+        errs.append('other processes traced: %s' % others)
+bysum = {}
+for x in s['sections']:
+    bysum[x['function']] = bysum.get(x['function'], 0) + x['aborts']
+if bysum != theirs:
+    errs.append('summary aborts per section %s, workload counted %s' % (bysum, theirs))
+byev = {}
+for a in aborts:
+    f = a['section']['function']
+    byev[f] = byev.get(f, 0) + 1
+    try:
+        ok = open('%s/%s' % (linesdir, f)).read().split()
+    except (OSError, TypeError):
+        errs.append('abort names section %r' % f); break
+    where = '%s:%s' % ((a['section']['file'] or '').rsplit('/', 1)[-1], a['section']['line'])
+    if where not in ok:
+        errs.append('abort in %s named at %s; its instructions are at %s' % (f, where, ' '.join(ok))); break
+    if not a['insn'] or a['insn'] == '?':
+        errs.append('abort without the interrupted instruction'); break
+if evmode == 'exact':
+    if s['ringbuf_drops'] != 0:
+        errs.append('%d events dropped' % s['ringbuf_drops'])
+    elif byev != theirs:
+        errs.append('abort events per section %s, workload counted %s' % (byev, theirs))
+else:
+    if s['ringbuf_drops'] <= 0:
+        errs.append('no drops reported from a tiny ring buffer under a flood')
+    if len(aborts) > s['aborts']:
+        errs.append('more events than aborts')
+c, total = s['causes'], max(s['aborts'], 1)
+if expect == 'signal' and c['signal'] < 0.9 * total:
+    errs.append('signal causes %s of %d' % (c, total))
+if expect == 'preempt' and (c['signal'] != 0 or c['preemption'] + c['migration'] < 0.75 * total):
+    errs.append('preemption causes %s of %d' % (c, total))
+if expect == 'migrate' and s['migrations'] < int(rep['affinity_changes']):
+    errs.append('%d migrations < %s affinity changes' % (s['migrations'], rep['affinity_changes']))
+if s['cpu_id_updates'] <= 0:
+    errs.append('no cpu_id updates')
+for a in aborts:
+    if a['cause'] != 'signal' and expect == 'signal-all':
+        errs.append('abort cause %s' % a['cause']); break
+print('; '.join(errs))
+sys.exit(1 if errs else 0)
+PY
+
+run_case() { # name expect evmode extra-trace-args -- workload-args
+	local name=$1 expect=$2 evmode=$3 targs=() why rc
+	shift 3
+	while [ "$1" != "--" ]; do targs+=("$1"); shift; done
+	shift
+	"$RSEQDBG" trace --json "${targs[@]}" -- "$W" "$@" --out "$TMP/$name.txt" >"$TMP/$name.json"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "trace $name" "rseqdbg exited $rc: $(tail -2 "$TMP/$name.json")"
+		return
+	fi
+	if why=$(python3 "$TMP/check.py" "$TMP/$name.json" "$TMP/$name.txt" "$expect" "$TMP/lines" "$evmode"); then
+		pass "trace $name: abort counts exact, causes, every abort named by source line"
+	else
+		fail "trace $name: abort counts exact, causes, every abort named by source line" "$why"
+	fi
+}
+
+run_case preemption preempt exact -- --oversubscribe --seconds 2
+run_case signals signal exact -- --signal-us 100 --seconds 2 --mode all --threads 2
+run_case migrations migrate exact --events all -- --affinity --seconds 2
+run_case tiny-ringbuf none drops --ringbuf-size 4096 --events all --stack -- \
+	--oversubscribe --signal-us 50 --mode all --seconds 2
+
+# -p: a second workload running at the same time stays out.
+mkfifo "$TMP/goA" "$TMP/goB"
+"$W" --wait --signal-us 200 --seconds 2 --out "$TMP/A.txt" <"$TMP/goA" 2>/dev/null &
+A=$!
+"$W" --wait --signal-us 200 --seconds 2 --out "$TMP/B.txt" <"$TMP/goB" 2>/dev/null &
+B=$!
+"$RSEQDBG" trace --json -p "$A" >"$TMP/p.json" 2>"$TMP/p.err" &
+T=$!
+for _ in $(seq 100); do grep -q 'tracing' "$TMP/p.err" && break; sleep 0.1; done
+exec 3>"$TMP/goA" 4>"$TMP/goB"
+exec 3>&- 4>&-
+wait $A $B
+kill -INT $T
+wait $T
+rc=$?
+if [ $rc -ne 0 ]; then
+	fail "trace -p: Ctrl-C ends with status 0" "exit $rc: $(cat "$TMP/p.err")"
+elif why=$(python3 "$TMP/check.py" "$TMP/p.json" "$TMP/A.txt" signal "$TMP/lines" exact "$A"); then
+	pass "trace -p: only the chosen process, its aborts exact; Ctrl-C prints the summary"
+else
+	fail "trace -p: only the chosen process, its aborts exact; Ctrl-C prints the summary" "$why"
+fi
+
+# --comm and -t filter in the kernel too.
+"$RSEQDBG" trace --json --comm no-such-comm -- "$W" --signal-us 200 --seconds 1 --out "$TMP/c.txt" >"$TMP/c.json"
+check "trace --comm: a command name no thread has traces nothing" \
+	python3 -c 'import json,sys; s=[json.loads(l) for l in open(sys.argv[1])][-1]["summary"]; assert s["aborts"] == 0 and not s["sections"], s' "$TMP/c.json"
+
+# Stacks: each abort carries the aborting thread's stack, innermost frame in the section.
+out=$("$RSEQDBG" trace --stack -- "$W" --signal-us 500 --seconds 1 --out "$TMP/s.txt")
+check "trace --stack: stack frames symbolized inside the section" \
+	grep -qE '^ +0x[0-9a-f]+ wl_(counter_add|tcmalloc_push|condexit)\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\)' <<<"$out"
+out=$("$RSEQDBG" trace --folded -- "$W" --signal-us 500 --seconds 1 --out "$TMP/f.txt")
+if grep -qE '^rseq_workload;.*wl_counter_add[^ ]* [0-9]+$' <<<"$out" &&
+	[ "$(awk '{ n += $NF } END { print n }' <<<"$out")" -eq "$(sed -n 's/^aborts=//p' "$TMP/f.txt")" ]; then
+	pass "trace --folded: folded stacks, counts adding up to the workload's aborts"
+else
+	fail "trace --folded: folded stacks, counts adding up to the workload's aborts" "$(head -3 <<<"$out")"
+fi
+
+# Live plain lines: time, pid/tid, comm, cpu, event, section with file:line, cause, instruction.
+out=$("$RSEQDBG" trace -- "$W" --signal-us 300 --seconds 1 --out "$TMP/l.txt")
+check "trace: live abort lines name section, source line, cause and instruction" \
+	grep -qE '^[0-9:.]+ +[0-9]+/[0-9]+ +rseq_workload +[0-9]+ +abort +section wl_counter_add\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\) \+0x[0-9a-f]+ cause=signal insn="[a-z]' <<<"$out"
+
+# --summary with --interval and --duration, system-wide.
+out=$("$RSEQDBG" trace --summary --interval 0.5 --duration 1.2 --json)
+n=$(grep -c '"summary"' <<<"$out")
+check "trace --summary --interval 0.5 --duration 1.2: interval summaries then a final one ($n)" \
+	bash -c "[ $n -ge 3 ] && tail -1 <<<'$out' | grep -q '\"final\":true'"
+
+after=$(prog_count)
+check "trace: no BPF program left loaded ($before before, $after after)" test "$after" -eq "$before"
+finish
