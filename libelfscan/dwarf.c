@@ -53,7 +53,7 @@ struct es_dwarf {
 	Dwarf *dbg;
 	Elf *self; /* our own handle on the image, so that libdw never alters es->elf */
 	Dwfl *dwfl;
-	char *relcopy; /* the .o's bytes, which libdwfl lays out and relocates in place */
+	char *copy; /* the image, where libelf is to write into it (see needs_copy()) */
 	struct es_relsec *rel;
 	size_t nrel;
 	uint64_t dwarf_bias;
@@ -86,7 +86,7 @@ void es_dwarf_free(struct es_dwarf *dw)
 		dwfl_end(dw->dwfl); /* owns dbg */
 	else if (dw->dbg)
 		dwarf_end(dw->dbg);
-	free(dw->relcopy);
+	free(dw->copy);
 	free(dw->rel);
 	if (dw->self)
 		elf_end(dw->self);
@@ -313,6 +313,40 @@ static int no_debuginfo_search(Dwfl_Module *mod, void **userdata, const char *mo
 	return -1;
 }
 
+/*
+ * libelf takes a buffer given to elf_memory() as writable: decompressing a debug section
+ * rewrites its section header in place, and libdwfl lays a .o out by rewriting sh_addr. The
+ * image is read-only (a PROT_READ mapping or the caller's buffer), so those get a copy.
+ */
+static bool needs_copy(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (shdr.sh_flags & SHF_COMPRESSED)
+			return true;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (name && !strncmp(name, ".zdebug", 7))
+			return true;
+	}
+	return false;
+}
+
+static char *private_image(struct elfscan *es, struct es_dwarf *dw)
+{
+	dw->copy = malloc(es->size ? es->size : 1);
+	if (dw->copy)
+		memcpy(dw->copy, es->image, es->size);
+	return dw->copy;
+}
+
 /* A .o: libdwfl lays its sections out and applies the relocations of the debug sections;
  * map its layout to the library's, section by section. */
 static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
@@ -327,12 +361,10 @@ static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
 	GElf_Shdr shdr;
 	Elf *elf;
 
-	dw->relcopy = malloc(es->size ? es->size : 1);
 	dw->dwfl = dwfl_begin(&cb);
-	if (!dw->relcopy || !dw->dwfl)
+	if (!dw->dwfl || !private_image(es, dw))
 		return;
-	memcpy(dw->relcopy, es->image, es->size);
-	mod = dwfl_report_offline_memory(dw->dwfl, "object", "object", dw->relcopy, es->size);
+	mod = dwfl_report_offline_memory(dw->dwfl, "object", "object", dw->copy, es->size);
 	if (!mod || dwfl_report_end(dw->dwfl, NULL, NULL))
 		return;
 	dw->dbg = dwfl_module_getdwarf(mod, &dw->dwarf_bias);
@@ -429,7 +461,10 @@ static struct es_dwarf *dwarf_get(struct elfscan *es)
 		return dw;
 	}
 	find_text(es, dw);
-	dw->self = elf_memory((char *)es->image, es->size);
+	if (!needs_copy(es->elf))
+		dw->self = elf_memory((char *)es->image, es->size);
+	else if (private_image(es, dw))
+		dw->self = elf_memory(dw->copy, es->size);
 	if (dw->self)
 		dw->dbg = dwarf_begin_elf(dw->self, DWARF_C_READ, NULL);
 	if (has_units(dw->dbg))
@@ -595,7 +630,9 @@ static struct es_dwarf *lines_get(struct elfscan *es)
 		return dw;
 	dw->lines_built = true;
 	while (dwarf_get_units(dw->dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+		/* A split unit's line table stays in its skeleton, in this file. */
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+		    unit_type != DW_UT_skeleton)
 			continue;
 		before = dw->nlines;
 		if (add_unit_lines(dw, &cudie, &cap))

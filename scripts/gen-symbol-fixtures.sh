@@ -23,6 +23,9 @@ mkdir -p "$OUT/debug" "$OUT/.debug"
 gcc $CFLAGS -Wl,--build-id=sha1 -o "$OUT/symtest" $SRC
 gcc $CFLAGS -c -o "$OUT/symtest.o" $SRC
 
+# Compressed debug sections (SHF_COMPRESSED): libelf decompresses them in place.
+gcc $CFLAGS -gz=zlib -Wl,--build-id=sha1 -o "$OUT/symtest-gz" $SRC
+
 # Stripped, and its debug file under a debug directory by build-id.
 strip --strip-all -o "$OUT/symtest-stripped" "$OUT/symtest"
 id=$(readelf -n "$OUT/symtest" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -645,6 +646,33 @@ static void *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* Compressed debug sections, from a file and from a read-only buffer that must stay
+ * untouched (libelf decompresses by rewriting section headers). */
+static void test_compressed_debug_sections(void **state)
+{
+	struct elfscan_opts opts = { .sz = sizeof(opts) };
+	struct symlist l = read_funcs(FIX "symtest-gz");
+	struct elfscan *es = open_fix("symtest-gz", NULL, false);
+	size_t len;
+	void *buf = slurp(FIX "symtest-gz", &len), *ro;
+
+	check_functions(es, &l, false);
+	check_lines(es, &l);
+	elfscan_close(es);
+
+	ro = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ro != MAP_FAILED);
+	memcpy(ro, buf, len);
+	assert_int_equal(mprotect(ro, len, PROT_READ), 0);
+	assert_int_equal(elfscan_open_mem(ro, len, &opts, &es), 0);
+	check_lines(es, &l);
+	elfscan_close(es);
+	assert_memory_equal(ro, buf, len);
+	munmap(ro, len);
+	free(buf);
+	free(l.s);
+}
+
 /* A buffer has no path: a debug file is found by build-id only. */
 static void test_memory_buffer(void **state)
 {
@@ -722,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_arm_thumb),
 		cmocka_unit_test(test_debuglink_places),
 		cmocka_unit_test(test_memory_buffer),
+		cmocka_unit_test(test_compressed_debug_sections),
 		cmocka_unit_test(test_no_debuginfo),
 		cmocka_unit_test(test_nothing_covers),
 	};
