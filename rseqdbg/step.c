@@ -1,7 +1,1512 @@
 // SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rseqdbg step: single-step a thread with ptrace, never stopping inside an rseq critical
+ * section. A stop inside an armed section makes the kernel move the thread to the abort
+ * handler on resume, so a section is run at full speed between temporary breakpoints at
+ * its exits and reported as one passage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "breakpoint.h"
 #include "common.h"
+#include "procmaps.h"
+#include "ptrace.h"
+#include "rseqarea.h"
+#include "stepover.h"
+#include "symfmt.h"
+
+/* A passage that hits none of its breakpoints within this bound is interrupted. */
+#define SAFETY_NET_MS 200
+#define MAX_EXITS 32
+#define SYMCACHE 4096
+
+enum sec_source {
+	SRC_TABLE,   /* a descriptor table of a mapped module */
+	SRC_RSEQ_CS, /* the descriptor a thread's rseq_cs pointed to */
+};
+
+struct section {
+	uint64_t start, post_commit, abort, desc;
+	enum sec_source src;
+	char *func, *file;
+	int line;
+	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
+	size_t nexits;
+	bool exits_known;
+};
+
+enum result {
+	RES_COMMIT,
+	RES_ABORT,
+	RES_EXIT,
+	RES_LOST, /* left by a way no breakpoint covered: found by the safety net */
+	RES_NONE, /* the section was not entered after all */
+};
+
+static const char *const res_name[] = { "commit", "abort", "exit", "lost", "none" };
+
+struct opts {
+	pid_t pid, tid;
+	const char *from, *until;
+	uint64_t count;
+	bool finish, quiet, detach, lock_others, no_signals;
+	char **argv;
+};
+
+struct symline {
+	uint64_t pc;
+	char *text; /* "module+0x12 func+0x4 (file.S:42)" */
+};
+
+struct stepper {
+	struct opts o;
+	struct rd_tracee tr;
+	struct rd_modules mods;
+	struct rd_decoder *dec;
+	struct section *secs;
+	size_t nsecs, capsecs;
+	uint64_t seen_desc[256]; /* rseq_cs values already looked at */
+	size_t nseen;
+	struct rd_thread *cur;
+	pid_t cur_tid;
+	struct rd_rseq_config rcfg;
+	bool have_rcfg;
+	int cur_sig; /* to deliver on the next resume of cur */
+	uint64_t until_addr;
+	int depth; /* --finish: calls minus returns since the start */
+	bool maps_dirty;
+	bool in_exec; /* stopped in exec: the first step only leaves the system call */
+	uint64_t unknown_pages[256];
+	size_t nunknown;
+	struct symline *symcache;
+	const char *end;
+	/* Counts for the summary. */
+	uint64_t steps, passages, res[RES_NONE + 1], stops_in_passages, signals;
+	struct timespec t0;
+};
+
+static volatile sig_atomic_t got_signal;
+
+static void on_quit(int sig)
+{
+	got_signal = sig;
+	rd_pt_quit = 1;
+}
+
+static void on_fatal(int sig)
+{
+	/* Nothing of ours may stay in the tracee, even if we crash. */
+	rd_bp_remove_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void bp_atexit(void)
+{
+	rd_bp_remove_all();
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_quit }; /* no SA_RESTART: waits return */
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], on_fatal);
+	atexit(bp_atexit);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* ---- sections ------------------------------------------------------------------------ */
+
+static int sec_cmp(const void *a, const void *b)
+{
+	const struct section *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void sec_free(struct section *s)
+{
+	free(s->func);
+	free(s->file);
+}
+
+static void name_section(struct stepper *st, struct section *s)
+{
+	const struct rd_module *m = rd_modules_find(&st->mods, s->start);
+	struct elfscan_loc loc;
+
+	if (m && m->es && elfscan_symbolize(m->es, s->start - m->bias, &loc) == 0) {
+		s->func = loc.func ? strdup(loc.func) : NULL;
+		s->file = loc.file ? strdup(base_name(loc.file)) : NULL;
+		s->line = loc.line;
+	}
+}
+
+static struct section *sec_add(struct stepper *st, uint64_t start, uint64_t post_commit,
+			       uint64_t abort_ip, uint64_t desc, enum sec_source src)
+{
+	struct section *s;
+
+	if (st->nsecs == st->capsecs) {
+		size_t cap = st->capsecs ? st->capsecs * 2 : 64;
+		struct section *v = realloc(st->secs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		st->secs = v;
+		st->capsecs = cap;
+	}
+	s = &st->secs[st->nsecs++];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	s->post_commit = post_commit;
+	s->abort = abort_ip;
+	s->desc = desc;
+	s->src = src;
+	name_section(st, s);
+	return s;
+}
+
+static struct section *sec_find(struct stepper *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->nsecs;
+
+	/* Last section starting at or before addr; sections rarely overlap, look back a few. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->secs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i-- > 0 && k < 4; k++)
+		if (addr >= st->secs[i].start && addr < st->secs[i].post_commit)
+			return &st->secs[i];
+	return NULL;
+}
+
+/* The sections of every module's tables, at runtime addresses; learned ones are kept. */
+static void load_table_sections(struct stepper *st)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < st->nsecs; i++) {
+		if (st->secs[i].src == SRC_TABLE)
+			sec_free(&st->secs[i]);
+		else
+			st->secs[keep++] = st->secs[i];
+	}
+	st->nsecs = keep;
+	for (size_t m = 0; m < st->mods.n; m++) {
+		const struct rd_module *mod = &st->mods.v[m];
+
+		for (size_t i = 0; mod->es && i < elfscan_count(mod->es); i++) {
+			const struct elfscan_cs *cs = elfscan_get(mod->es, i);
+			struct section *s;
+
+			if (!cs->post_commit_offset || cs->post_commit_ip < cs->start_ip)
+				continue;
+			s = sec_add(st, cs->start_ip + mod->bias, cs->post_commit_ip + mod->bias,
+				    cs->abort_ip + mod->bias, cs->desc_addr + mod->bias, SRC_TABLE);
+			for (size_t e = 0; s && e < cs->nexits && s->nexits < MAX_EXITS; e++)
+				s->exits[s->nexits++] = cs->exits[e].exit_ip + mod->bias;
+		}
+	}
+	/* A section learned at run time and also in a table now: keep the table's. */
+	qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
+	keep = 0;
+	for (size_t i = 0; i < st->nsecs; i++) {
+		struct section *s = &st->secs[i];
+
+		if (keep && s->start == st->secs[keep - 1].start &&
+		    s->post_commit == st->secs[keep - 1].post_commit) {
+			if (s->src == SRC_TABLE && st->secs[keep - 1].src != SRC_TABLE) {
+				sec_free(&st->secs[keep - 1]);
+				st->secs[keep - 1] = *s;
+			} else {
+				sec_free(s);
+			}
+			continue;
+		}
+		st->secs[keep++] = *s;
+	}
+	st->nsecs = keep;
+}
+
+static void symcache_clear(struct stepper *st)
+{
+	for (size_t i = 0; st->symcache && i < SYMCACHE; i++) {
+		free(st->symcache[i].text);
+		st->symcache[i].text = NULL;
+		st->symcache[i].pc = 0;
+	}
+}
+
+static int load_modules(struct stepper *st)
+{
+	struct elfscan_opts eo = { .sz = sizeof(eo) };
+	int ret;
+
+	rd_modules_free(&st->mods);
+	ret = rd_modules_load(st->tr.pid, &eo, &st->mods);
+	symcache_clear(st);
+	st->nunknown = 0;
+	st->maps_dirty = false;
+	load_table_sections(st);
+	return ret;
+}
+
+/* A descriptor the thread armed: add its section unless known. */
+static void learn_desc(struct stepper *st, uint64_t desc)
+{
+	struct {
+		uint32_t version, flags;
+		uint64_t start, post_commit_offset, abort_ip;
+	} d;
+
+	for (size_t i = 0; i < st->nseen; i++)
+		if (st->seen_desc[i] == desc)
+			return;
+	if (st->nseen < sizeof(st->seen_desc) / sizeof(st->seen_desc[0]))
+		st->seen_desc[st->nseen++] = desc;
+	if (rd_pt_peek(&st->tr, desc, &d, sizeof(d)) < 0 || d.version != 0 ||
+	    !d.post_commit_offset || d.post_commit_offset > (1u << 20) ||
+	    d.start + d.post_commit_offset < d.start ||
+	    (d.abort_ip >= d.start && d.abort_ip < d.start + d.post_commit_offset))
+		return;
+	for (size_t i = 0; i < st->nsecs; i++)
+		if (st->secs[i].start == d.start &&
+		    st->secs[i].post_commit == d.start + d.post_commit_offset)
+			return;
+	if (sec_add(st, d.start, d.start + d.post_commit_offset, d.abort_ip, desc, SRC_RSEQ_CS))
+		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
+}
+
+/* Read the rseq_cs field of the current thread: a descriptor armed right now. */
+static void check_rseq_cs(struct stepper *st)
+{
+	uint64_t cs;
+
+	if (!st->have_rcfg || !st->rcfg.abi_ptr)
+		return;
+	if (rd_pt_peek(&st->tr, st->rcfg.abi_ptr + 8, &cs, sizeof(cs)) == 0 && cs)
+		learn_desc(st, cs);
+}
+
+static void compute_exits(struct stepper *st, struct section *s)
+{
+	size_t len = s->post_commit - s->start;
+	uint8_t *code;
+
+	s->exits_known = true;
+	code = malloc(len);
+	if (!code)
+		return;
+	if (rd_pt_peek(&st->tr, s->start, code, len) == 0) {
+		rd_bp_unpatch(s->start, code, len);
+		s->nexits += rd_section_branch_exits(st->dec, code, s->start, s->post_commit,
+						     s->exits + s->nexits, MAX_EXITS - s->nexits);
+	}
+	free(code);
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static const char *place(struct stepper *st, uint64_t pc)
+{
+	struct symline *c = &st->symcache[(pc ^ (pc >> 12)) % SYMCACHE];
+	const struct rd_module *m;
+	char buf[RD_LOC_LEN + 300];
+
+	if (c->text && c->pc == pc)
+		return c->text;
+	m = rd_modules_find(&st->mods, pc);
+	if (m) {
+		char loc[RD_LOC_LEN];
+
+		snprintf(buf, sizeof(buf), "%s+%#" PRIx64 " %s", base_name(m->path), pc - m->bias,
+			 rd_sym_str(m->es, pc - m->bias, loc, sizeof(loc)));
+	} else {
+		snprintf(buf, sizeof(buf), "? ?");
+	}
+	free(c->text);
+	c->text = strdup(buf);
+	c->pc = pc;
+	return c->text ? c->text : "?";
+}
+
+static void json_section(struct stepper *st, const struct section *s)
+{
+	struct jw *w = rd.jw;
+
+	jw_key(w, "section");
+	jw_obj_open(w);
+	jw_kstr(w, "function", s->func);
+	jw_kstr(w, "file", s->file);
+	jw_key(w, "line");
+	if (s->line > 0)
+		jw_u64(w, (uint64_t)s->line);
+	else
+		jw_null(w);
+	jw_ku64(w, "start", s->start);
+	jw_ku64(w, "post_commit", s->post_commit);
+	jw_ku64(w, "abort", s->abort);
+	jw_kstr(w, "source", s->src == SRC_TABLE ? "table" : "rseq_cs");
+	jw_obj_close(w);
+}
+
+static const char *sec_name(const struct section *s, char *buf, size_t len)
+{
+	if (s->file && s->line > 0)
+		snprintf(buf, len, "%s (%s:%d) [%#" PRIx64 ", %#" PRIx64 ")",
+			 s->func ? s->func : "?", s->file, s->line, s->start, s->post_commit);
+	else
+		snprintf(buf, len, "%s [%#" PRIx64 ", %#" PRIx64 ")%s", s->func ? s->func : "?",
+			 s->start, s->post_commit, s->src == SRC_RSEQ_CS ? " (from rseq_cs)" : "");
+	return buf;
+}
+
+static void print_step(struct stepper *st, const struct rd_insn *in)
+{
+	const struct rd_module *m;
+	struct elfscan_loc loc;
+
+	if (st->o.quiet)
+		return;
+	if (!rd.json) {
+		printf("%d %#" PRIx64 " %s  %s\n", st->cur_tid, in->addr, place(st, in->addr),
+		       in->text);
+		return;
+	}
+	m = rd_modules_find(&st->mods, in->addr);
+	rd_symbolize(m ? m->es : NULL, m ? in->addr - m->bias : 0, &loc);
+	jw_obj_open(rd.jw);
+	jw_kstr(rd.jw, "type", "step");
+	jw_ku64(rd.jw, "tid", (uint64_t)st->cur_tid);
+	jw_ku64(rd.jw, "addr", in->addr);
+	jw_kstr(rd.jw, "module", m ? m->path : NULL);
+	jw_key(rd.jw, "module_offset");
+	if (m)
+		jw_u64(rd.jw, in->addr - m->bias);
+	else
+		jw_null(rd.jw);
+	jw_kstr(rd.jw, "function", loc.func);
+	jw_key(rd.jw, "offset");
+	if (loc.func)
+		jw_u64(rd.jw, loc.func_off);
+	else
+		jw_null(rd.jw);
+	jw_kstr(rd.jw, "file", loc.file && loc.line > 0 ? loc.file : NULL);
+	jw_key(rd.jw, "line");
+	if (loc.file && loc.line > 0)
+		jw_u64(rd.jw, (uint64_t)loc.line);
+	else
+		jw_null(rd.jw);
+	jw_kstr(rd.jw, "insn", in->text);
+	jw_obj_close(rd.jw);
+	jw_end(rd.jw);
+}
+
+static void print_passage(struct stepper *st, const struct section *s, enum result r,
+			  uint64_t at, uint64_t ns, bool net)
+{
+	char name[512];
+
+	if (rd.json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "type", "passage");
+		jw_ku64(rd.jw, "tid", (uint64_t)st->cur_tid);
+		json_section(st, s);
+		jw_kstr(rd.jw, "result", res_name[r]);
+		jw_ku64(rd.jw, "at", at);
+		jw_ku64(rd.jw, "ns", ns);
+		jw_kbool(rd.jw, "safety_net", net);
+		jw_obj_close(rd.jw);
+		jw_end(rd.jw);
+		return;
+	}
+	sec_name(s, name, sizeof(name));
+	switch (r) {
+	case RES_COMMIT:
+		printf("%d passage %s: committed (%#" PRIx64 ") in %" PRIu64 " ns\n", st->cur_tid,
+		       name, at, ns);
+		break;
+	case RES_ABORT:
+		printf("%d passage %s: aborted to the abort handler %#" PRIx64 " in %" PRIu64
+		       " ns\n", st->cur_tid, name, at, ns);
+		break;
+	case RES_EXIT:
+		printf("%d passage %s: left through exit %#" PRIx64 " %s in %" PRIu64 " ns\n",
+		       st->cur_tid, name, at, place(st, at), ns);
+		break;
+	default:
+		printf("%d passage %s: left at %#" PRIx64 " %s, found by the safety net after %"
+		       PRIu64 " ns\n", st->cur_tid, name, at, place(st, at), ns);
+		break;
+	}
+}
+
+static void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s)
+{
+	char name[512];
+
+	if (rd.json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "type", "inside");
+		jw_ku64(rd.jw, "tid", (uint64_t)tid);
+		jw_ku64(rd.jw, "addr", pc);
+		json_section(st, s);
+		jw_ku64(rd.jw, "resume_aborts_to", s->abort);
+		jw_obj_close(rd.jw);
+		jw_end(rd.jw);
+		return;
+	}
+	printf("%d stopped at %#" PRIx64 " inside critical section %s: resuming will abort to "
+	       "%#" PRIx64 " %s\n", tid, pc, sec_name(s, name, sizeof(name)), s->abort,
+	       place(st, s->abort));
+}
+
+/* A one-off event: new thread, signal, fork, exec, exit, safety net. */
+static void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (rd.json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "type", type);
+		jw_ku64(rd.jw, "tid", (uint64_t)tid);
+		jw_kstr(rd.jw, "message", msg);
+		jw_obj_close(rd.jw);
+		jw_end(rd.jw);
+	} else {
+		printf("%d %s: %s\n", tid, type, msg);
+	}
+}
+
+static void print_summary(struct stepper *st)
+{
+	uint64_t el = now_ns() - ((uint64_t)st->t0.tv_sec * 1000000000ull + st->t0.tv_nsec);
+	double secs = el / 1e9, ips = secs > 0 ? st->steps / secs : 0;
+	double spp = st->passages ? (double)st->stops_in_passages / st->passages : 0;
+
+	if (rd.json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "type", "summary");
+		jw_kstr(rd.jw, "end", st->end);
+		jw_ku64(rd.jw, "instructions", st->steps);
+		jw_ku64(rd.jw, "passages", st->passages);
+		jw_ku64(rd.jw, "commits", st->res[RES_COMMIT]);
+		jw_ku64(rd.jw, "aborts", st->res[RES_ABORT]);
+		jw_ku64(rd.jw, "exits", st->res[RES_EXIT]);
+		jw_ku64(rd.jw, "lost", st->res[RES_LOST]);
+		jw_ku64(rd.jw, "signals", st->signals);
+		jw_ku64(rd.jw, "ptrace_stops", st->tr.stops);
+		jw_ku64(rd.jw, "passage_stops", st->stops_in_passages);
+		jw_kdouble(rd.jw, "stops_per_passage", spp);
+		jw_kdouble(rd.jw, "seconds", secs);
+		jw_kdouble(rd.jw, "instructions_per_second", ips);
+		jw_obj_close(rd.jw);
+		jw_end(rd.jw);
+		return;
+	}
+	printf("summary: %s; %" PRIu64 " instructions stepped, %" PRIu64 " passages (%" PRIu64
+	       " committed, %" PRIu64 " aborted, %" PRIu64 " exits, %" PRIu64 " lost), %" PRIu64
+	       " signals, %" PRIu64 " ptrace stops (%.2f per passage), %.3f s, %.0f "
+	       "instructions/s\n",
+	       st->end, st->steps, st->passages, st->res[RES_COMMIT], st->res[RES_ABORT],
+	       st->res[RES_EXIT], st->res[RES_LOST], st->signals, st->tr.stops, spp, secs, ips);
+}
+
+/* ---- threads and events -------------------------------------------------------------- */
+
+static void set_cur(struct stepper *st, struct rd_thread *t)
+{
+	st->cur = t;
+	st->cur_tid = t->tid;
+	st->have_rcfg = rd_rseq_config(t->tid, &st->rcfg) == 0;
+}
+
+/* Re-find cur after the thread array grew (pointers move). */
+static struct rd_thread *cur(struct stepper *st)
+{
+	st->cur = rd_pt_thread(&st->tr, st->cur_tid);
+	return st->cur;
+}
+
+static void report_if_inside(struct stepper *st, pid_t tid)
+{
+	rd_regs_t r;
+	struct section *s;
+
+	if (rd_pt_getregs(tid, &r) < 0)
+		return;
+	s = sec_find(st, rd_arch_pc(&r));
+	if (s)
+		print_inside(st, tid, rd_arch_pc(&r), s);
+}
+
+/* A forked child inherited our breakpoints: restore its bytes, report it, let it go. */
+static void release_child(struct stepper *st, const struct rd_event *ev)
+{
+	pid_t child = (pid_t)ev->msg;
+
+	if (rd_pt_child_stopped(child) == 0) {
+		/* After vfork the child shares our tracee's memory: leave it untouched. */
+		if (!ev->code && rd_bp_count())
+			rd_bp_restore_in(child);
+		rd_pt_child_detach(child);
+	}
+	print_event(st, "fork", ev->tid, "%s child %d (not followed, runs on its own)",
+		    ev->code ? "vfork" : "fork", child);
+}
+
+static void handle_exec(struct stepper *st, const struct rd_event *ev)
+{
+	rd_bp_forget();
+	rd_bp_attach(st->tr.pid, st->tr.memfd);
+	st->nseen = 0;
+	load_modules(st);
+	st->in_exec = true;
+	print_event(st, "exec", ev->tid, "the program called exec (thread %lu); new image %s",
+		    ev->msg, st->mods.n ? st->mods.v[0].path : "?");
+}
+
+/* An event of a thread other than the stepped one. */
+static void handle_other(struct stepper *st, const struct rd_event *ev)
+{
+	struct rd_thread *t = rd_pt_thread(&st->tr, ev->tid);
+	rd_regs_t r;
+
+	if (!t || t->state != RD_T_STOPPED)
+		return;
+	switch (ev->kind) {
+	case RD_EV_TRAP:
+		if (ev->code == SI_KERNEL && rd_pt_getregs(t->tid, &r) == 0 &&
+		    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&r)))) {
+			/* Our breakpoint: back up onto the instruction it replaced. */
+			uint64_t bp = rd_arch_bp_addr(rd_arch_pc(&r));
+
+			rd_arch_set_pc(&r, bp);
+			rd_pt_setregs(t->tid, &r);
+			if (rd_bp_planted(bp)) {
+				t->held = true; /* resumed when the step-over removes them */
+				return;
+			}
+			if (!st->o.lock_others)
+				rd_pt_cont(&st->tr, t, 0);
+			return;
+		}
+		if (!st->o.lock_others)
+			rd_pt_cont(&st->tr, t, ev->code == SI_KERNEL ? SIGTRAP : 0);
+		else if (ev->code == SI_KERNEL)
+			t->pending_sig = SIGTRAP;
+		return;
+	case RD_EV_SIGNAL:
+		if (st->o.lock_others)
+			t->pending_sig = ev->sig;
+		else
+			rd_pt_cont(&st->tr, t, ev->sig);
+		return;
+	case RD_EV_CLONE:
+		print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)", ev->tid);
+		break;
+	case RD_EV_FORK:
+		release_child(st, ev);
+		break;
+	case RD_EV_STOP:
+		if (st->o.lock_others)
+			return;
+		break;
+	default:
+		break;
+	}
+	t = rd_pt_thread(&st->tr, ev->tid);
+	if (t && !st->o.lock_others)
+		rd_pt_cont(&st->tr, t, 0);
+}
+
+static void release_held(struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++) {
+		struct rd_thread *t = &st->tr.t[i];
+
+		if (!t->held)
+			continue;
+		t->held = false;
+		if (!st->o.lock_others && t->state == RD_T_STOPPED)
+			rd_pt_cont(&st->tr, t, 0);
+	}
+}
+
+enum how {
+	HOW_STEP,
+	HOW_CONT,
+};
+
+static int resume_cur(struct stepper *st, enum how how, int sig)
+{
+	struct rd_thread *t = cur(st);
+
+	return how == HOW_STEP ? rd_pt_singlestep(&st->tr, t, sig) : rd_pt_cont(&st->tr, t, sig);
+}
+
+/*
+ * Wait for the stepped thread to stop with something for the caller: a trap, a signal, an
+ * exec, its end (RD_EV_EXITED), or RD_EV_NONE on timeout or a quit request. Events of other
+ * threads and clone/fork events of this one are handled here.
+ */
+static int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms,
+		    enum how how, bool want_stop)
+{
+	int ret;
+
+	for (;;) {
+		ret = rd_pt_wait(&st->tr, ev, timeout_ms);
+		if (ret < 0)
+			return ret;
+		if (ev->kind == RD_EV_NONE)
+			return 0;
+		if (ev->tid != st->cur_tid) {
+			if (ev->kind == RD_EV_EXEC) /* another thread exec'd: it is ours now */
+				return 0;
+			handle_other(st, ev);
+			continue;
+		}
+		switch (ev->kind) {
+		case RD_EV_CLONE:
+			print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)",
+				    ev->tid);
+			resume_cur(st, how, 0);
+			continue;
+		case RD_EV_FORK:
+			release_child(st, ev);
+			resume_cur(st, how, 0);
+			continue;
+		case RD_EV_STOP:
+			if (want_stop)
+				return 0;
+			/* A late interrupt or a group-stop: keep going. */
+			resume_cur(st, how, 0);
+			continue;
+		default:
+			return 0;
+		}
+	}
+}
+
+/* ---- stepping ------------------------------------------------------------------------ */
+
+enum step_status {
+	STEP_OK,
+	STEP_END, /* the end: st->end says why */
+	STEP_ERR,
+};
+
+static enum step_status cur_gone(struct stepper *st, const struct rd_event *ev)
+{
+	int s = ev->status;
+
+	if (WIFEXITED(s))
+		print_event(st, "exit", ev->tid, "thread exited with status %d", WEXITSTATUS(s));
+	else if (WIFSIGNALED(s))
+		print_event(st, "exit", ev->tid, "thread killed by signal %d (%s)", WTERMSIG(s),
+			    strsignal(WTERMSIG(s)));
+	st->end = "exited";
+	return STEP_END;
+}
+
+static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == a)
+			return true;
+	return false;
+}
+
+/* Let the thread run through section s between breakpoints at its exits and at the other
+ * successors of the current instruction; report the passage. */
+static enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
+				  size_t nother)
+{
+	uint64_t stops0 = st->tr.stops, t0, bp = 0;
+	enum result r = RES_NONE;
+	struct rd_event ev;
+	bool net = false;
+	rd_regs_t regs;
+	int ret;
+
+	if (!s->exits_known)
+		compute_exits(st, s);
+	ret = rd_bp_plant(s->post_commit);
+	if (!ret)
+		ret = rd_bp_plant(s->abort);
+	for (size_t i = 0; !ret && i < s->nexits; i++)
+		ret = rd_bp_plant(s->exits[i]);
+	for (size_t i = 0; !ret && i < nother; i++)
+		if (!sec_find(st, other[i]))
+			ret = rd_bp_plant(other[i]);
+	if (ret) {
+		rd_bp_remove_all();
+		rd_error("cannot plant a breakpoint around section at %#" PRIx64 ": %s", s->start,
+			 strerror(-ret));
+		return STEP_ERR;
+	}
+	t0 = now_ns();
+	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
+		goto gone;
+	st->cur_sig = 0;
+	for (;;) {
+		ret = wait_cur(st, &ev, SAFETY_NET_MS, HOW_CONT, net);
+		if (ret < 0)
+			goto gone;
+		if (ev.kind == RD_EV_NONE) {
+			if (rd_pt_quit) {
+				/* Stop the thread where it is; it is not inside a section we
+				 * know unless the kernel had to abort it. */
+				rd_bp_remove_all();
+				release_held(st);
+				rd_pt_interrupt(cur(st));
+				st->end = "interrupted";
+				rd_pt_quit = 0;
+				wait_cur(st, &ev, 1000, HOW_CONT, true);
+				rd_pt_quit = 1;
+				if (ev.kind == RD_EV_EXITED)
+					return cur_gone(st, &ev);
+				if (ev.kind == RD_EV_SIGNAL)
+					cur(st)->pending_sig = ev.sig;
+				if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
+				    rd_pt_getregs(st->cur_tid, &regs) == 0 &&
+				    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&regs)))) {
+					rd_arch_set_pc(&regs, rd_arch_bp_addr(rd_arch_pc(&regs)));
+					rd_pt_setregs(st->cur_tid, &regs);
+				}
+				return STEP_END;
+			}
+			if (!net) {
+				/* The safety net: stop the thread to see where it is. */
+				net = true;
+				rd_pt_interrupt(cur(st));
+				continue;
+			}
+			continue;
+		}
+		if (ev.kind == RD_EV_EXITED) {
+			rd_bp_forget();
+			return cur_gone(st, &ev);
+		}
+		if (ev.kind == RD_EV_EXEC) {
+			if (ev.tid != st->cur_tid)
+				set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+			handle_exec(st, &ev);
+			return STEP_OK;
+		}
+		if (ev.kind == RD_EV_SIGNAL) {
+			st->signals++;
+			print_event(st, "signal", st->cur_tid, "%s during the passage%s",
+				    strsignal(ev.sig), st->o.no_signals ? " (not delivered)" : "");
+			resume_cur(st, HOW_CONT, st->o.no_signals ? 0 : ev.sig);
+			continue;
+		}
+		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+			goto gone;
+		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
+		    rd_bp_planted(rd_arch_bp_addr(rd_arch_pc(&regs)))) {
+			bp = rd_arch_bp_addr(rd_arch_pc(&regs));
+			rd_arch_set_pc(&regs, bp);
+			rd_pt_setregs(st->cur_tid, &regs);
+			if (bp == s->post_commit)
+				r = RES_COMMIT;
+			else if (bp == s->abort)
+				r = RES_ABORT;
+			else if (in_section_set(bp, s->exits, s->nexits))
+				r = RES_EXIT;
+			else
+				r = RES_NONE;
+			break;
+		}
+		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL) {
+			/* The program's own breakpoint instruction. */
+			resume_cur(st, HOW_CONT, SIGTRAP);
+			continue;
+		}
+		if (net && ev.kind == RD_EV_STOP) {
+			uint64_t pc = rd_arch_pc(&regs);
+
+			if (pc >= s->start && pc < s->post_commit) {
+				/* Still running the section (slow or preempted): resuming aborts it
+				 * and the abort breakpoint takes the thread. */
+				net = false;
+				resume_cur(st, HOW_CONT, 0);
+				continue;
+			}
+			bp = pc;
+			r = RES_LOST;
+			print_event(st, "safety-net", st->cur_tid,
+				    "no breakpoint hit within %d ms; stepping resumes at %#" PRIx64
+				    " %s", SAFETY_NET_MS, pc, place(st, pc));
+			break;
+		}
+		/* A single-step trap left over, or an interrupt we no longer need. */
+		resume_cur(st, HOW_CONT, 0);
+	}
+	rd_bp_remove_all();
+	release_held(st);
+	if (r != RES_NONE) {
+		st->passages++;
+		st->res[r]++;
+		st->stops_in_passages += st->tr.stops - stops0;
+		print_passage(st, s, r, bp, now_ns() - t0, net);
+	}
+	return STEP_OK;
+gone:
+	rd_bp_remove_all();
+	release_held(st);
+	st->end = "exited";
+	return STEP_END;
+}
+
+static bool page_checked(struct stepper *st, uint64_t pc)
+{
+	uint64_t page = pc >> 12;
+
+	for (size_t i = 0; i < st->nunknown; i++)
+		if (st->unknown_pages[i] == page)
+			return true;
+	if (st->nunknown < sizeof(st->unknown_pages) / sizeof(st->unknown_pages[0]))
+		st->unknown_pages[st->nunknown++] = page;
+	else
+		return true;
+	return false;
+}
+
+static enum step_status step_once(struct stepper *st)
+{
+	uint64_t succ[4], pc;
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	struct section *s = NULL;
+	struct rd_event ev;
+	struct rd_insn in;
+	bool unknown, maps = false;
+	size_t nsucc, n = 0;
+	rd_regs_t regs;
+	ssize_t got;
+	int sig;
+
+	if (st->in_exec) {
+		/* A step from the exec stop reports the end of the system call, not an
+		 * instruction. */
+		st->in_exec = false;
+		if (rd_pt_singlestep(&st->tr, cur(st), 0) < 0 ||
+		    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+			st->end = "exited";
+			return STEP_END;
+		}
+		if (ev.kind == RD_EV_EXITED)
+			return cur_gone(st, &ev);
+		if (ev.kind == RD_EV_SIGNAL)
+			st->cur_sig = st->o.no_signals ? 0 : ev.sig;
+	}
+	if (rd_pt_getregs(st->cur_tid, &regs) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	pc = rd_arch_pc(&regs);
+	if (st->until_addr && pc == st->until_addr) {
+		st->end = "until";
+		return STEP_END;
+	}
+	if (st->maps_dirty || (!rd_modules_find(&st->mods, pc) && !page_checked(st, pc)))
+		load_modules(st);
+	check_rseq_cs(st);
+
+	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
+	if (got > 0)
+		n = (size_t)got;
+	rd_bp_unpatch(pc, buf, n);
+	rd_decode(st->dec, buf, n, pc, &in);
+
+	s = sec_find(st, pc);
+	if (s) {
+		/* Stopped inside (attach, a signal, a breakpoint of the user): resuming aborts. */
+		print_inside(st, st->cur_tid, pc, s);
+		return step_over(st, s, NULL, 0);
+	}
+	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
+	if (in.store && st->have_rcfg && st->rcfg.abi_ptr) {
+		uint64_t ea, val;
+
+		if (rd_store_eval(&st->tr, &in, &regs, &ea, &val) && ea == st->rcfg.abi_ptr + 8 &&
+		    val)
+			learn_desc(st, val);
+	}
+	for (size_t i = 0; i < nsucc && !s; i++)
+		s = sec_find(st, succ[i]);
+	if (s) {
+		uint64_t other[4];
+		size_t no = 0;
+
+		for (size_t i = 0; i < nsucc; i++)
+			if (succ[i] < s->start || succ[i] >= s->post_commit)
+				other[no++] = succ[i];
+		print_step(st, &in);
+		st->steps++; /* this instruction runs at the start of the passage */
+		return step_over(st, s, other, no);
+	}
+	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
+		maps = true;
+	sig = st->cur_sig;
+	st->cur_sig = 0;
+	if (!sig)
+		print_step(st, &in);
+	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	if (wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	switch (ev.kind) {
+	case RD_EV_NONE:
+		/* Asked to quit: the thread stops after this step anyway. */
+		rd_pt_quit = 0;
+		wait_cur(st, &ev, 1000, HOW_STEP, true);
+		rd_pt_quit = 1;
+		if (ev.kind == RD_EV_EXITED)
+			return cur_gone(st, &ev);
+		if (ev.kind == RD_EV_SIGNAL)
+			cur(st)->pending_sig = ev.sig;
+		st->steps += ev.kind == RD_EV_TRAP;
+		st->end = "interrupted";
+		return STEP_END;
+	case RD_EV_EXITED:
+		return cur_gone(st, &ev);
+	case RD_EV_EXEC:
+		if (ev.tid != st->cur_tid)
+			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+		st->steps++;
+		handle_exec(st, &ev);
+		return STEP_OK;
+	case RD_EV_SIGNAL:
+		/* Delivered with the next step, which then stops in the handler. */
+		st->signals++;
+		print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev.sig),
+			    st->o.no_signals ? " (not delivered)" : "");
+		st->cur_sig = st->o.no_signals ? 0 : ev.sig;
+		return STEP_OK;
+	case RD_EV_TRAP:
+		if (!sig)
+			st->steps++;
+		break;
+	default:
+		break;
+	}
+	if (maps)
+		st->maps_dirty = true;
+	if (st->o.finish && !sig) {
+		if (in.kind == RD_INSN_CALL) {
+			st->depth++;
+		} else if (in.kind == RD_INSN_RET) {
+			if (st->depth-- == 0) {
+				st->end = "finish";
+				return STEP_END;
+			}
+		}
+	}
+	return STEP_OK;
+}
+
+/* ---- setup and teardown -------------------------------------------------------------- */
+
+static int resolve(struct stepper *st, const char *spec, uint64_t *addr)
+{
+	unsigned long long v;
+
+	if (rd_parse_u64(spec, &v)) {
+		*addr = v;
+		return 0;
+	}
+	for (size_t i = 0; i < st->mods.n; i++) {
+		struct rd_module *m = &st->mods.v[i];
+		uint64_t a;
+
+		if (m->es && elfscan_resolve(m->es, spec, &a) == 0) {
+			*addr = a + m->bias;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Stop one running thread and wait until it is stopped; other events are handled. */
+static void stop_thread(struct stepper *st, pid_t tid)
+{
+	struct rd_thread *t = rd_pt_thread(&st->tr, tid);
+	struct rd_event ev;
+	rd_regs_t r;
+
+	if (!t || t->state != RD_T_RUNNING || rd_pt_interrupt(t) < 0)
+		return;
+	for (;;) {
+		int saved = rd_pt_quit;
+
+		rd_pt_quit = 0;
+		if (rd_pt_wait(&st->tr, &ev, 2000) < 0 || ev.kind == RD_EV_NONE) {
+			rd_pt_quit = saved;
+			return;
+		}
+		rd_pt_quit = saved;
+		if (ev.tid != tid) {
+			struct rd_thread *o = rd_pt_thread(&st->tr, ev.tid);
+
+			/* While tearing down, others stay as they stopped. */
+			if (o && o->state == RD_T_STOPPED && ev.kind == RD_EV_SIGNAL)
+				o->pending_sig = ev.sig;
+			if (o && o->state == RD_T_STOPPED && ev.kind == RD_EV_TRAP &&
+			    ev.code == SI_KERNEL && rd_pt_getregs(o->tid, &r) == 0 &&
+			    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&r)))) {
+				rd_arch_set_pc(&r, rd_arch_bp_addr(rd_arch_pc(&r)));
+				rd_pt_setregs(o->tid, &r);
+			}
+			if (ev.kind == RD_EV_FORK)
+				release_child(st, &ev);
+			continue;
+		}
+		t = rd_pt_thread(&st->tr, tid);
+		if (ev.kind == RD_EV_EXITED)
+			return;
+		if (ev.kind == RD_EV_SIGNAL)
+			t->pending_sig = ev.sig;
+		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL && rd_pt_getregs(tid, &r) == 0 &&
+		    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&r)))) {
+			rd_arch_set_pc(&r, rd_arch_bp_addr(rd_arch_pc(&r)));
+			rd_pt_setregs(tid, &r);
+		}
+		if (ev.kind == RD_EV_FORK)
+			release_child(st, &ev);
+		if (ev.kind == RD_EV_CLONE || ev.kind == RD_EV_FORK) {
+			rd_pt_cont(&st->tr, t, 0);
+			rd_pt_interrupt(t);
+			continue;
+		}
+		return;
+	}
+}
+
+static void stop_all(struct stepper *st)
+{
+	/* New threads may appear while we stop the others: loop until none runs. */
+	for (int pass = 0; pass < 8; pass++) {
+		bool running = false;
+
+		for (size_t i = 0; i < st->tr.nt; i++) {
+			if (st->tr.t[i].state == RD_T_RUNNING) {
+				running = true;
+				stop_thread(st, st->tr.t[i].tid);
+			}
+		}
+		if (!running)
+			break;
+	}
+}
+
+/* Every exit path: restore every byte, then kill (launched) or let the program go. */
+static void finish_tracee(struct stepper *st, bool detach)
+{
+	rd_bp_remove_all();
+	if (st->tr.exited && !st->tr.launched)
+		return;
+	if (st->tr.launched && !detach) {
+		rd_pt_kill(&st->tr);
+		return;
+	}
+	stop_all(st);
+	rd_bp_remove_all();
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].state == RD_T_STOPPED)
+			rd_pt_detach(&st->tr, &st->tr.t[i]);
+	if (st->tr.launched && !st->tr.exited) {
+		int status;
+
+		/* Our child: let it run to completion and say how it ended. Threads that
+		 * died while traced are reaped here too, or the leader never could be. */
+		for (;;) {
+			pid_t p = waitpid(-1, &status, __WALL);
+
+			if (p < 0 && errno == EINTR)
+				continue;
+			if (p < 0)
+				break;
+			if (p == st->tr.pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+				st->tr.exited = true;
+				st->tr.exit_status = status;
+				break;
+			}
+		}
+	}
+}
+
+/* Run everything at full speed to a breakpoint at addr; the thread that hits it is ours. */
+static int run_to(struct stepper *st, uint64_t addr)
+{
+	struct rd_event ev;
+	rd_regs_t r;
+	int ret;
+
+	ret = rd_bp_plant(addr);
+	if (ret < 0)
+		return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", addr,
+				strerror(-ret));
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].state == RD_T_STOPPED && !st->tr.t[i].held)
+			rd_pt_cont(&st->tr, &st->tr.t[i], 0);
+	for (;;) {
+		ret = rd_pt_wait(&st->tr, &ev, 0);
+		if (ret < 0)
+			return rd_error("waiting for process %d: %s", st->tr.pid, strerror(-ret));
+		if (ev.kind == RD_EV_NONE) {
+			if (rd_pt_quit)
+				return -EINTR;
+			continue;
+		}
+		if (ev.kind == RD_EV_EXITED) {
+			if (st->tr.exited)
+				return -ESRCH;
+			continue;
+		}
+		if (ev.kind == RD_EV_EXEC) {
+			handle_exec(st, &ev);
+			if (resolve(st, st->o.from, &addr) == 0)
+				rd_bp_plant(addr);
+			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			continue;
+		}
+		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
+		    rd_pt_getregs(ev.tid, &r) == 0 && rd_arch_bp_addr(rd_arch_pc(&r)) == addr) {
+			rd_arch_set_pc(&r, addr);
+			rd_pt_setregs(ev.tid, &r);
+			rd_bp_remove(addr);
+			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+			return 0;
+		}
+		if (ev.kind == RD_EV_FORK) {
+			release_child(st, &ev);
+			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			continue;
+		}
+		if (ev.kind == RD_EV_CLONE) {
+			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			continue;
+		}
+		rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid),
+			   ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rseqdbg step [OPTIONS] -- PROG [ARGS...]\n"
+		"       rseqdbg step [OPTIONS] --pid PID [--tid TID]\n\n"
+		"Single-step a thread with ptrace, running every rseq critical section at full\n"
+		"speed between breakpoints at its exits and reporting the passage.\n\n"
+		"  --pid PID            attach to a running process (PTRACE_SEIZE)\n"
+		"  --tid TID            the thread to step (default: the process's main thread)\n"
+		"  --from SYM|ADDR      run at full speed to SYM, then step the thread that hit it\n"
+		"  --count N            stop after N steps (a section passage is one step)\n"
+		"  --until SYM|ADDR     stop when the thread reaches SYM\n"
+		"  --finish             stop when the current function returns\n"
+		"  -q, --quiet          print only section events and the summary\n"
+		"  -j, --json           JSON lines\n"
+		"  -p, --pretty         JSON lines, indented\n"
+		"  --detach             at the end let the program run on (default: kill it when\n"
+		"                       launched, detach when attached)\n"
+		"  --lock-others        keep the other threads stopped while stepping\n"
+		"  --no-signals         do not deliver signals to the stepped thread\n"
+		"  -h, --help           this help\n\n"
+		"SYM is a function name as the source spells it, FILE:LINE or an address.\n");
+}
+
+enum {
+	OPT_PID = 256,
+	OPT_TID,
+	OPT_FROM,
+	OPT_COUNT,
+	OPT_UNTIL,
+	OPT_FINISH,
+	OPT_DETACH,
+	OPT_LOCK,
+	OPT_NOSIG,
+};
+
+static int parse_opts(struct opts *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "finish", no_argument, NULL, OPT_FINISH },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "detach", no_argument, NULL, OPT_DETACH },
+		{ "lock-others", no_argument, NULL, OPT_LOCK },
+		{ "no-signals", no_argument, NULL, OPT_NOSIG },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	unsigned long long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+qjph", lo, NULL)) != -1) {
+		switch (c) {
+		case OPT_PID:
+		case OPT_TID:
+			if (!rd_parse_u64(optarg, &v) || v == 0 || v > 0x7fffffff)
+				return rd_error("--%s: '%s' is not a process id",
+						c == OPT_PID ? "pid" : "tid", optarg);
+			*(c == OPT_PID ? &o->pid : &o->tid) = (pid_t)v;
+			break;
+		case OPT_FROM:
+			o->from = optarg;
+			break;
+		case OPT_UNTIL:
+			o->until = optarg;
+			break;
+		case OPT_COUNT:
+			if (!rd_parse_u64(optarg, &v) || !v)
+				return rd_error("--count: '%s' is not a positive number", optarg);
+			o->count = v;
+			break;
+		case OPT_FINISH:
+			o->finish = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'j':
+			rd.json = true;
+			break;
+		case 'p':
+			rd.json = rd.pretty = true;
+			break;
+		case OPT_DETACH:
+			o->detach = true;
+			break;
+		case OPT_LOCK:
+			o->lock_others = true;
+			break;
+		case OPT_NOSIG:
+			o->no_signals = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			usage(stderr);
+			return EXIT_ERROR;
+		}
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (!o->argv && !o->pid)
+		return rd_error("nothing to step: give a program after '--' or --pid PID");
+	if (o->argv && o->pid)
+		return rd_error("give either a program or --pid, not both");
+	if (o->tid && !o->pid)
+		return rd_error("--tid needs --pid");
+	return 0;
+}
+
+static void stepper_free(struct stepper *st)
+{
+	for (size_t i = 0; i < st->nsecs; i++)
+		sec_free(&st->secs[i]);
+	free(st->secs);
+	symcache_clear(st);
+	free(st->symcache);
+	rd_modules_free(&st->mods);
+	rd_decoder_close(st->dec);
+	rd_tracee_free(&st->tr);
+}
+
+static void print_end(struct stepper *st, bool detach)
+{
+	int s = st->tr.exit_status;
+
+	if (!st->tr.launched || !st->tr.exited)
+		return;
+	if (WIFEXITED(s))
+		print_event(st, "end", st->tr.pid, "program exited with status %d%s",
+			    WEXITSTATUS(s), detach ? "" : "");
+	else if (WIFSIGNALED(s) && !(WTERMSIG(s) == SIGKILL && !detach))
+		print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)",
+			    WTERMSIG(s), strsignal(WTERMSIG(s)));
+}
 
 int cmd_step(int argc, char **argv)
 {
-	return rd_error("not built yet");
+	struct stepper st = { 0 };
+	char err[512] = "";
+	int ret;
+
+	rd_tracee_init(&st.tr);
+	ret = parse_opts(&st.o, argc, argv);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (rd.pretty) {
+		jw_free(rd.jw);
+		rd.jw = jw_new(stdout, true);
+	}
+	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));
+	if (!st.symcache || rd_decoder_open(&st.dec) < 0) {
+		stepper_free(&st);
+		return rd_error("cannot set up the instruction decoder (capstone)");
+	}
+	install_handlers();
+	if (st.o.argv)
+		ret = rd_pt_launch(&st.tr, st.o.argv, err, sizeof(err));
+	else
+		ret = rd_pt_attach(&st.tr, st.o.pid, err, sizeof(err));
+	if (ret < 0) {
+		stepper_free(&st);
+		return rd_error("%s", err);
+	}
+	rd_bp_attach(st.tr.pid, st.tr.memfd);
+	ret = load_modules(&st);
+	if (ret < 0)
+		rd_warn("reading the modules of process %d: %s (sections only from rseq_cs)",
+			st.tr.pid, strerror(-ret));
+	if (st.o.tid && !rd_pt_thread(&st.tr, st.o.tid)) {
+		ret = rd_error("--tid %d: no such thread in process %d", st.o.tid, st.tr.pid);
+		goto out;
+	}
+	/* Resolve before running anything so a bad name leaves the program untouched. */
+	if (st.o.until && resolve(&st, st.o.until, &st.until_addr) < 0) {
+		ret = rd_error("--until: unknown symbol '%s' in process %d (%zu modules searched)",
+			       st.o.until, st.tr.pid, st.mods.n);
+		goto out;
+	}
+	uint64_t from_addr = 0;
+
+	if (st.o.from && resolve(&st, st.o.from, &from_addr) < 0) {
+		ret = rd_error("--from: unknown symbol '%s' in process %d (%zu modules searched)",
+			       st.o.from, st.tr.pid, st.mods.n);
+		goto out;
+	}
+	pid_t first = st.o.tid ? st.o.tid : st.tr.pid;
+
+	if (st.o.lock_others || st.o.from == NULL) {
+		/* Stop the thread to step now; with --lock-others every thread. */
+		stop_thread(&st, first);
+		if (st.o.lock_others) {
+			stop_all(&st);
+			for (size_t i = 0; i < st.tr.nt; i++)
+				if (st.tr.t[i].tid != first && st.tr.t[i].state == RD_T_STOPPED)
+					report_if_inside(&st, st.tr.t[i].tid);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &st.t0);
+	st.in_exec = st.tr.launched && !st.o.from;
+	if (st.o.from) {
+		ret = run_to(&st, from_addr);
+		if (ret == -EINTR) {
+			st.end = "interrupted";
+			ret = EXIT_OK;
+			goto summary;
+		}
+		if (ret == -ESRCH) {
+			st.end = "exited";
+			ret = rd_error("--from: the program ended before reaching '%s'", st.o.from);
+			goto out;
+		}
+		if (ret)
+			goto out;
+		if (st.o.lock_others) {
+			stop_all(&st);
+			for (size_t i = 0; i < st.tr.nt; i++)
+				if (st.tr.t[i].tid != st.cur_tid &&
+				    st.tr.t[i].state == RD_T_STOPPED)
+					report_if_inside(&st, st.tr.t[i].tid);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &st.t0);
+	} else {
+		struct rd_thread *t = rd_pt_thread(&st.tr, first);
+
+		if (!t || t->state != RD_T_STOPPED) {
+			ret = rd_error("thread %d did not stop", first);
+			goto out;
+		}
+		set_cur(&st, t);
+	}
+	ret = EXIT_OK;
+	st.end = "count";
+	for (uint64_t n = 0; !st.o.count || n < st.o.count; n++) {
+		enum step_status s;
+
+		if (rd_pt_quit) {
+			st.end = "interrupted";
+			break;
+		}
+		s = step_once(&st);
+		if (s == STEP_ERR) {
+			ret = EXIT_ERROR;
+			break;
+		}
+		if (s == STEP_END)
+			break;
+	}
+summary:
+	fflush(stdout);
+	print_summary(&st);
+out:
+	finish_tracee(&st, st.o.detach);
+	print_end(&st, st.o.detach);
+	if (got_signal && !rd.json)
+		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
+			strsignal(got_signal),
+			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
+	fflush(stdout);
+	stepper_free(&st);
+	return ret;
 }

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Temporary software breakpoints in one traced process. One registry per program, so the
+ * exit paths (normal end, error, our signal handlers, atexit) can restore every byte. */
+#ifndef RSEQDBG_BREAKPOINT_H
+#define RSEQDBG_BREAKPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The process whose memory the breakpoints patch (memfd: /proc/PID/mem, read-write). */
+void rd_bp_attach(pid_t pid, int memfd);
+/* Plant a breakpoint at addr (idempotent). 0 or -errno. */
+int rd_bp_plant(uint64_t addr);
+/* Restore the original bytes at addr. 0 or -errno; -ENOENT when none is planted there. */
+int rd_bp_remove(uint64_t addr);
+/* Restore every planted breakpoint; async-signal-safe. Returns how many failed. */
+int rd_bp_remove_all(void);
+bool rd_bp_planted(uint64_t addr);
+size_t rd_bp_count(void);
+/* Whether a breakpoint was ever planted at addr: a trap reported after its removal. */
+bool rd_bp_was_planted(uint64_t addr);
+/* Replace our breakpoint bytes in buf (read from [addr, addr+len)) by the original ones. */
+void rd_bp_unpatch(uint64_t addr, void *buf, size_t len);
+/* A forked child inherited our bytes: restore the originals in its memory. */
+int rd_bp_restore_in(pid_t pid);
+/* The address space went away (exec): forget every breakpoint without writing. */
+void rd_bp_forget(void);
+
+#endif

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* ptrace wrappers: launch or seize a process, track its threads, decode wait events. */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrace.h"
+
+volatile sig_atomic_t rd_pt_quit;
+
+static const long seize_opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			       PTRACE_O_TRACEEXEC;
+
+void rd_tracee_init(struct rd_tracee *tr)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->memfd = -1;
+}
+
+void rd_tracee_free(struct rd_tracee *tr)
+{
+	if (!tr)
+		return;
+	if (tr->memfd >= 0)
+		close(tr->memfd);
+	free(tr->t);
+	rd_tracee_init(tr);
+}
+
+struct rd_thread *rd_pt_thread(struct rd_tracee *tr, pid_t tid)
+{
+	for (size_t i = 0; i < tr->nt; i++)
+		if (tr->t[i].tid == tid)
+			return &tr->t[i];
+	return NULL;
+}
+
+struct rd_thread *rd_pt_add_thread(struct rd_tracee *tr, pid_t tid, enum rd_tstate st)
+{
+	struct rd_thread *t = rd_pt_thread(tr, tid);
+
+	if (t) {
+		t->state = st;
+		return t;
+	}
+	if (tr->nt == tr->capt) {
+		size_t cap = tr->capt ? tr->capt * 2 : 16;
+		struct rd_thread *v = realloc(tr->t, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		tr->t = v;
+		tr->capt = cap;
+	}
+	t = &tr->t[tr->nt++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->state = st;
+	return t;
+}
+
+static int open_mem(struct rd_tracee *tr)
+{
+	char path[64];
+
+	if (tr->memfd >= 0)
+		close(tr->memfd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", tr->pid);
+	tr->memfd = open(path, O_RDWR | O_CLOEXEC);
+	return tr->memfd < 0 ? -errno : 0;
+}
+
+int rd_pt_launch(struct rd_tracee *tr, char **argv, char *err, size_t errlen)
+{
+	int pfd[2], st, child_errno = 0, ret;
+	struct rd_event ev;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return ret;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return ret;
+	}
+	if (pid == 0) {
+		/* Stop so the parent can seize us before exec; the exec stop follows. */
+		close(pfd[0]);
+		raise(SIGSTOP);
+		execvp(argv[0], argv);
+		child_errno = errno;
+		if (write(pfd[1], &child_errno, sizeof(child_errno)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	tr->pid = pid;
+	tr->launched = true;
+	if (waitpid(pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
+		ret = -ECHILD;
+		snprintf(err, errlen, "%s: did not start", argv[0]);
+		goto fail;
+	}
+	if (ptrace(PTRACE_SEIZE, pid, 0, seize_opts | PTRACE_O_EXITKILL) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot trace %s (pid %d): %s", argv[0], pid,
+			 strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		goto fail;
+	}
+	if (!rd_pt_add_thread(tr, pid, RD_T_RUNNING)) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail_kill;
+	}
+	kill(pid, SIGCONT);
+	/* Until the exec stop: let the SIGCONT and the job-control stops through. */
+	for (;;) {
+		ret = rd_pt_wait(tr, &ev, 0);
+		if (ret < 0 && ret != -EINTR) {
+			snprintf(err, errlen, "waiting for %s: %s", argv[0], strerror(-ret));
+			goto fail_kill;
+		}
+		if (ev.kind == RD_EV_NONE) {
+			if (rd_pt_quit) {
+				ret = -EINTR;
+				snprintf(err, errlen, "interrupted");
+				goto fail_kill;
+			}
+			continue;
+		}
+		if (ev.kind == RD_EV_EXEC)
+			break;
+		if (ev.kind == RD_EV_EXITED) {
+			n = read(pfd[0], &child_errno, sizeof(child_errno));
+			ret = n == sizeof(child_errno) ? -child_errno : -ECHILD;
+			snprintf(err, errlen, "cannot execute %s: %s", argv[0],
+				 n == sizeof(child_errno) ? strerror(child_errno) : "exited");
+			goto fail;
+		}
+		rd_pt_cont(tr, rd_pt_thread(tr, ev.tid), ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
+	}
+	close(pfd[0]);
+	ret = open_mem(tr);
+	if (ret < 0) {
+		snprintf(err, errlen, "/proc/%d/mem: %s", pid, strerror(-ret));
+		rd_pt_kill(tr);
+		return ret;
+	}
+	return 0;
+fail_kill:
+	rd_pt_kill(tr);
+fail:
+	close(pfd[0]);
+	return ret;
+}
+
+/* Seize every thread listed in /proc/PID/task; returns how many were new, or -errno. */
+static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
+{
+	char path[64];
+	struct dirent *de;
+	int added = 0, ret = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", tr->pid);
+	d = opendir(path);
+	if (!d) {
+		ret = -errno;
+		snprintf(err, errlen, "no process %d (%s: %s)", tr->pid, path, strerror(errno));
+		return ret;
+	}
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+
+		if (tid <= 0 || rd_pt_thread(tr, tid))
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, 0, seize_opts) < 0) {
+			if (errno == ESRCH) /* exited meanwhile */
+				continue;
+			ret = -errno;
+			snprintf(err, errlen, "cannot trace process %d (thread %d): %s%s", tr->pid,
+				 tid, strerror(errno),
+				 errno == EPERM ? " (needs CAP_SYS_PTRACE or the same user; see "
+						  "/proc/sys/kernel/yama/ptrace_scope)"
+						: "");
+			break;
+		}
+		if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+			break;
+		}
+		added++;
+	}
+	closedir(d);
+	return ret < 0 ? ret : added;
+}
+
+int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
+{
+	int ret;
+
+	tr->pid = pid;
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		snprintf(err, errlen, "no process %d", pid);
+		return -ESRCH;
+	}
+	/* Threads may be created while we seize: loop until a pass finds none new. */
+	do {
+		ret = seize_tasks(tr, err, errlen);
+	} while (ret > 0);
+	if (ret == 0 && tr->nt == 0) {
+		snprintf(err, errlen, "no process %d", pid);
+		ret = -ESRCH;
+	}
+	if (ret == 0) {
+		ret = open_mem(tr);
+		if (ret < 0)
+			snprintf(err, errlen, "/proc/%d/mem: %s", pid, strerror(-ret));
+	}
+	if (ret < 0) {
+		/* Leave nothing behind: a seized thread detaches once stopped. */
+		for (size_t i = 0; i < tr->nt; i++) {
+			struct rd_event ev;
+
+			if (rd_pt_interrupt(&tr->t[i]) < 0)
+				continue;
+			while (tr->t[i].state == RD_T_RUNNING && rd_pt_wait(tr, &ev, 1000) == 0 &&
+			       ev.kind != RD_EV_NONE) {
+				struct rd_thread *o = rd_pt_thread(tr, ev.tid);
+
+				if (o && o != &tr->t[i] && o->state == RD_T_STOPPED)
+					rd_pt_cont(tr, o, ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
+				else if (o == &tr->t[i] && ev.kind == RD_EV_SIGNAL)
+					o->pending_sig = ev.sig;
+			}
+			rd_pt_detach(tr, &tr->t[i]);
+		}
+		tr->nt = 0;
+	}
+	return ret;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void arm_timer(unsigned int ms)
+{
+	static bool installed;
+	struct itimerval it = { 0 };
+
+	if (!installed) {
+		struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART: EINTR */
+
+		sigaction(SIGALRM, &sa, NULL);
+		installed = true;
+	}
+	it.it_value.tv_sec = ms / 1000;
+	it.it_value.tv_usec = (ms % 1000) * 1000;
+	/* Fire again if the first one came before waitpid blocked. */
+	it.it_interval.tv_usec = 20000;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void disarm_timer(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_ms)
+{
+	struct rd_thread *t;
+	int st, event;
+	pid_t tid;
+
+	memset(ev, 0, sizeof(*ev));
+	if (rd_pt_quit)
+		return 0;
+	if (timeout_ms)
+		arm_timer(timeout_ms);
+	tid = waitpid(-1, &st, __WALL);
+	if (timeout_ms)
+		disarm_timer();
+	if (tid < 0)
+		return errno == EINTR ? 0 : -errno;
+	ev->tid = tid;
+	ev->status = st;
+	t = rd_pt_thread(tr, tid);
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		ev->kind = RD_EV_EXITED;
+		if (t)
+			t->state = RD_T_GONE;
+		if (tid == tr->pid) {
+			tr->exited = true;
+			tr->exit_status = st;
+		}
+		return 0;
+	}
+	if (!WIFSTOPPED(st))
+		return 0;
+	tr->stops++;
+	if (!t)
+		t = rd_pt_add_thread(tr, tid, RD_T_STOPPED);
+	if (!t)
+		return -ENOMEM;
+	t->state = RD_T_STOPPED;
+	ev->sig = WSTOPSIG(st);
+	event = st >> 16;
+	switch (event) {
+	case PTRACE_EVENT_STOP:
+		ev->kind = RD_EV_STOP;
+		break;
+	case PTRACE_EVENT_CLONE:
+		ev->kind = RD_EV_CLONE;
+		ptrace(PTRACE_GETEVENTMSG, tid, 0, &ev->msg);
+		/* Its first stop may already have been seen. */
+		if (!rd_pt_thread(tr, (pid_t)ev->msg))
+			rd_pt_add_thread(tr, (pid_t)ev->msg, RD_T_RUNNING);
+		break;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+		ev->kind = RD_EV_FORK;
+		ev->code = event == PTRACE_EVENT_VFORK;
+		ptrace(PTRACE_GETEVENTMSG, tid, 0, &ev->msg);
+		break;
+	case PTRACE_EVENT_EXEC:
+		ev->kind = RD_EV_EXEC;
+		ptrace(PTRACE_GETEVENTMSG, tid, 0, &ev->msg);
+		/* Every other thread is gone; the exec'ing thread now has the leader's id. */
+		for (size_t i = 0; i < tr->nt; i++)
+			if (tr->t[i].tid != tid)
+				tr->t[i].state = RD_T_GONE;
+		if (tr->pid == tid)
+			open_mem(tr);
+		break;
+	case 0:
+		if (ev->sig == SIGTRAP) {
+			siginfo_t si;
+
+			ev->kind = RD_EV_TRAP;
+			if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0)
+				ev->code = si.si_code;
+		} else {
+			ev->kind = RD_EV_SIGNAL;
+		}
+		break;
+	default:
+		ev->kind = RD_EV_STOP;
+		break;
+	}
+	return 0;
+}
+
+int rd_pt_cont(struct rd_tracee *tr, struct rd_thread *t, int sig)
+{
+	(void)tr;
+	if (!t || t->state != RD_T_STOPPED)
+		return -EINVAL;
+	if (ptrace(PTRACE_CONT, t->tid, 0, (long)sig) < 0)
+		return -errno;
+	t->state = RD_T_RUNNING;
+	return 0;
+}
+
+int rd_pt_singlestep(struct rd_tracee *tr, struct rd_thread *t, int sig)
+{
+	(void)tr;
+	if (!t || t->state != RD_T_STOPPED)
+		return -EINVAL;
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (long)sig) < 0)
+		return -errno;
+	t->state = RD_T_RUNNING;
+	return 0;
+}
+
+int rd_pt_interrupt(struct rd_thread *t)
+{
+	if (!t || t->state != RD_T_RUNNING)
+		return -EINVAL;
+	return ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 ? -errno : 0;
+}
+
+int rd_pt_getregs(pid_t tid, rd_regs_t *regs)
+{
+	struct iovec iov = { regs, sizeof(*regs) };
+
+	return ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0 ? -errno : 0;
+}
+
+int rd_pt_setregs(pid_t tid, const rd_regs_t *regs)
+{
+	struct iovec iov = { (void *)regs, sizeof(*regs) };
+
+	return ptrace(PTRACE_SETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0 ? -errno : 0;
+}
+
+int rd_pt_siginfo(pid_t tid, siginfo_t *si)
+{
+	return ptrace(PTRACE_GETSIGINFO, tid, 0, si) < 0 ? -errno : 0;
+}
+
+int rd_pt_peek(struct rd_tracee *tr, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (tr->memfd < 0)
+		return -EBADF;
+	n = pread(tr->memfd, buf, len, (off_t)addr);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int rd_pt_poke(struct rd_tracee *tr, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (tr->memfd < 0)
+		return -EBADF;
+	n = pwrite(tr->memfd, buf, len, (off_t)addr);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int rd_pt_detach(struct rd_tracee *tr, struct rd_thread *t)
+{
+	(void)tr;
+	if (!t || t->state != RD_T_STOPPED)
+		return -EINVAL;
+	if (ptrace(PTRACE_DETACH, t->tid, 0, (long)t->pending_sig) < 0 && errno != ESRCH)
+		return -errno;
+	t->state = RD_T_GONE;
+	t->pending_sig = 0;
+	return 0;
+}
+
+void rd_pt_kill(struct rd_tracee *tr)
+{
+	int st;
+
+	if (tr->pid <= 0 || tr->exited)
+		return;
+	kill(tr->pid, SIGKILL);
+	/* Reap every thread so nothing is left as a zombie. */
+	while (waitpid(-1, &st, __WALL) > 0 || errno == EINTR)
+		;
+	for (size_t i = 0; i < tr->nt; i++)
+		tr->t[i].state = RD_T_GONE;
+	tr->exited = true;
+	tr->exit_status = st;
+}
+
+int rd_pt_child_stopped(pid_t child)
+{
+	int st;
+	pid_t r;
+
+	while ((r = waitpid(child, &st, __WALL)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return -errno;
+	return WIFSTOPPED(st) ? 0 : -ESRCH;
+}
+
+void rd_pt_child_detach(pid_t child)
+{
+	ptrace(PTRACE_DETACH, child, 0, 0);
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Instruction successors and section exits for the step-over rule (capstone). This file holds
+ * every architecture specific of the stepper; x86_64 is the one implemented. */
+#include <capstone.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "stepover.h"
+
+#if !defined(__x86_64__)
+#error "rseqdbg step: only x86_64 is implemented (stepover.c holds the architecture code)"
+#endif
+
+const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN] = { 0xcc }; /* int3 */
+
+uint64_t rd_arch_pc(const rd_regs_t *r)
+{
+	return r->rip;
+}
+
+void rd_arch_set_pc(rd_regs_t *r, uint64_t pc)
+{
+	r->rip = pc;
+}
+
+uint64_t rd_arch_sp(const rd_regs_t *r)
+{
+	return r->rsp;
+}
+
+uint64_t rd_arch_bp_addr(uint64_t trap_pc)
+{
+	return trap_pc - RD_ARCH_BP_LEN; /* int3 traps after itself */
+}
+
+bool rd_arch_maps_memory(const rd_regs_t *r)
+{
+	return r->rax == SYS_mmap || r->rax == SYS_mremap;
+}
+
+struct rd_decoder {
+	csh h;
+	cs_insn *ci;
+};
+
+int rd_decoder_open(struct rd_decoder **res)
+{
+	struct rd_decoder *d = calloc(1, sizeof(*d));
+
+	*res = NULL;
+	if (!d)
+		return -ENOMEM;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->h) != CS_ERR_OK) {
+		free(d);
+		return -EINVAL;
+	}
+	cs_option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
+	d->ci = cs_malloc(d->h);
+	if (!d->ci) {
+		cs_close(&d->h);
+		free(d);
+		return -ENOMEM;
+	}
+	*res = d;
+	return 0;
+}
+
+void rd_decoder_close(struct rd_decoder *d)
+{
+	if (!d)
+		return;
+	cs_free(d->ci, 1);
+	cs_close(&d->h);
+	free(d);
+}
+
+static bool in_group(const cs_insn *ci, uint8_t g)
+{
+	for (uint8_t i = 0; i < ci->detail->groups_count; i++)
+		if (ci->detail->groups[i] == g)
+			return true;
+	return false;
+}
+
+static void set_mem(struct rd_mem *m, const x86_op_mem *om)
+{
+	m->seg = om->segment;
+	m->base = om->base;
+	m->index = om->index;
+	m->scale = om->scale;
+	m->disp = om->disp;
+}
+
+void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t addr,
+	       struct rd_insn *in)
+{
+	const uint8_t *code = buf;
+	uint64_t a = addr;
+	const cs_x86 *x;
+	cs_insn *ci = d->ci;
+
+	memset(in, 0, sizeof(*in));
+	in->addr = addr;
+	if (!cs_disasm_iter(d->h, &code, &len, &a, ci)) {
+		strcpy(in->text, "(bad)");
+		return;
+	}
+	in->size = ci->size;
+	snprintf(in->text, sizeof(in->text), "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "",
+		 ci->op_str);
+	x = &ci->detail->x86;
+	in->rep = x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE;
+	if (in_group(ci, CS_GRP_RET)) {
+		in->kind = RD_INSN_RET;
+	} else if (in_group(ci, CS_GRP_CALL)) {
+		in->kind = RD_INSN_CALL;
+	} else if (in_group(ci, CS_GRP_JUMP)) {
+		in->kind = ci->id == X86_INS_JMP || ci->id == X86_INS_LJMP ? RD_INSN_JMP
+									 : RD_INSN_JCC;
+	} else if (ci->id == X86_INS_SYSCALL) {
+		in->kind = RD_INSN_SYSCALL;
+	}
+	if ((in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC || in->kind == RD_INSN_CALL) &&
+	    x->op_count >= 1) {
+		const cs_x86_op *op = &x->operands[0];
+
+		if (op->type == X86_OP_IMM) {
+			in->has_target = true;
+			in->target = (uint64_t)op->imm;
+		} else if (op->type == X86_OP_REG) {
+			in->ind_reg = true;
+			in->reg = op->reg;
+		} else if (op->type == X86_OP_MEM) {
+			in->ind_mem = true;
+			set_mem(&in->mem, &op->mem);
+		}
+	}
+	if (ci->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_MEM &&
+	    x->operands[0].size == 8) {
+		const cs_x86_op *src = &x->operands[1];
+
+		if (src->type == X86_OP_REG || src->type == X86_OP_IMM) {
+			in->store = true;
+			set_mem(&in->st_mem, &x->operands[0].mem);
+			if (src->type == X86_OP_REG)
+				in->st_reg = src->reg;
+			else
+				in->st_imm = src->imm;
+		}
+	}
+}
+
+/* The value of a 64-bit general register; false for any other register. */
+static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v)
+{
+	switch (reg) {
+	case X86_REG_RAX: *v = r->rax; break;
+	case X86_REG_RBX: *v = r->rbx; break;
+	case X86_REG_RCX: *v = r->rcx; break;
+	case X86_REG_RDX: *v = r->rdx; break;
+	case X86_REG_RSI: *v = r->rsi; break;
+	case X86_REG_RDI: *v = r->rdi; break;
+	case X86_REG_RBP: *v = r->rbp; break;
+	case X86_REG_RSP: *v = r->rsp; break;
+	case X86_REG_R8: *v = r->r8; break;
+	case X86_REG_R9: *v = r->r9; break;
+	case X86_REG_R10: *v = r->r10; break;
+	case X86_REG_R11: *v = r->r11; break;
+	case X86_REG_R12: *v = r->r12; break;
+	case X86_REG_R13: *v = r->r13; break;
+	case X86_REG_R14: *v = r->r14; break;
+	case X86_REG_R15: *v = r->r15; break;
+	case X86_REG_RIP: *v = next_pc; break;
+	default: return false;
+	}
+	return true;
+}
+
+static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t next_pc, uint64_t *ea)
+{
+	uint64_t base = 0, index = 0, seg = 0;
+
+	if (m->base != X86_REG_INVALID && !reg_value(m->base, r, next_pc, &base))
+		return false;
+	if (m->index != X86_REG_INVALID && !reg_value(m->index, r, next_pc, &index))
+		return false;
+	if (m->seg == X86_REG_FS)
+		seg = r->fs_base;
+	else if (m->seg == X86_REG_GS)
+		seg = r->gs_base;
+	*ea = seg + base + index * (uint64_t)m->scale + (uint64_t)m->disp;
+	return true;
+}
+
+size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
+		     uint64_t *out, size_t max, bool *unknown)
+{
+	uint64_t next = in->addr + in->size, t;
+	size_t n = 0;
+
+	*unknown = false;
+	if (!in->size || max < 2)
+		return 0;
+	switch (in->kind) {
+	case RD_INSN_RET:
+		if (rd_pt_peek(tr, r->rsp, &t, sizeof(t)) == 0)
+			out[n++] = t;
+		else
+			*unknown = true;
+		return n;
+	case RD_INSN_JCC:
+		out[n++] = next;
+		/* fall through */
+	case RD_INSN_JMP:
+	case RD_INSN_CALL:
+		if (in->has_target) {
+			out[n++] = in->target;
+		} else if (in->ind_reg && reg_value(in->reg, r, next, &t)) {
+			out[n++] = t;
+		} else if (in->ind_mem && mem_ea(&in->mem, r, next, &t) &&
+			   rd_pt_peek(tr, t, &t, sizeof(t)) == 0) {
+			out[n++] = t;
+		} else {
+			*unknown = true;
+		}
+		return n;
+	default:
+		out[n++] = next;
+		/* A repeated string instruction stays on itself until done. */
+		if (in->rep)
+			out[n++] = in->addr;
+		return n;
+	}
+}
+
+bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
+		   uint64_t *ea, uint64_t *val)
+{
+	uint64_t next = in->addr + in->size;
+
+	(void)tr;
+	if (!in->store || !mem_ea(&in->st_mem, r, next, ea))
+		return false;
+	if (!in->st_reg) {
+		*val = (uint64_t)in->st_imm;
+		return true;
+	}
+	return reg_value(in->st_reg, r, next, val);
+}
+
+size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
+			       uint64_t post_commit, uint64_t *out, size_t max)
+{
+	uint64_t addr = start;
+	size_t n = 0;
+
+	while (addr < post_commit) {
+		struct rd_insn in;
+		size_t off = addr - start;
+
+		rd_decode(d, code + off, post_commit - addr, addr, &in);
+		if (!in.size) {
+			addr++;
+			continue;
+		}
+		if (in.has_target && (in.target < start || in.target >= post_commit)) {
+			bool dup = false;
+
+			for (size_t i = 0; i < n; i++)
+				dup |= out[i] == in.target;
+			if (!dup && n < max)
+				out[n++] = in.target;
+		}
+		addr += in.size;
+	}
+	return n;
+}
