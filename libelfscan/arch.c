@@ -81,6 +81,8 @@ size_t es_known_signatures(uint16_t machine, bool big_endian, uint32_t *sigs, si
 enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigned int *width)
 {
 	*width = (unsigned int)wordsz;
+	if (type == 0) /* R_*_NONE on every machine */
+		return ES_R_NONE;
 	switch (machine) {
 	case EM_X86_64:
 		switch (type) {
@@ -211,7 +213,9 @@ enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigne
 			*width = 4;
 			return ES_R_ABS;
 		}
-		break;
+		return ES_R_NONE;
+	default: /* an unknown machine: the bytes as the linker left them */
+		return ES_R_NONE;
 	}
-	return ES_R_IGNORE;
+	return ES_R_UNKNOWN;
 }

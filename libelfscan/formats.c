@@ -138,10 +138,38 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 	return 0;
 }
 
+/* The __rseq_cs section holding the 32-byte descriptor at addr. */
+static const struct es_tab *cs_tab_at(const struct elfscan *es, uint64_t addr)
+{
+	for (size_t i = 0; i < es->ntabs; i++) {
+		const struct es_tab *t = &es->tabs[i];
+
+		if (t->kind == ES_TAB_CS && addr - t->addr < t->size && t->size - (addr - t->addr) >= 32)
+			return t;
+	}
+	return NULL;
+}
+
+static int bad_slot(const struct elfscan *es, const struct es_tab *t, uint64_t slot, uint64_t ptr)
+{
+	for (size_t i = 1; i < es->shnum; i++) {
+		const GElf_Shdr *sh = &es->shdrs[i];
+
+		if (!(sh->sh_flags & SHF_ALLOC) || ptr - es->secaddr[i] >= sh->sh_size)
+			continue;
+		return es_ferr(es, EINVAL,
+			       "section %s [%zu] slot at 0x%llx points to 0x%llx in section %s [%zu]%s, not to a 32-byte descriptor in __rseq_cs",
+			       t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr,
+			       es_secname(es, i), i,
+			       sh->sh_type == SHT_NOBITS ? " (SHT_NOBITS: no bytes in the file)" : "");
+	}
+	return es_ferr(es, EINVAL,
+		       "section %s [%zu] slot at 0x%llx points to 0x%llx, which no section holds (expected a descriptor in __rseq_cs)",
+		       t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr);
+}
+
 static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, struct rawvec *rv)
 {
-	unsigned char buf[32];
-
 	if (t->size % 8)
 		return es_ferr(es, EINVAL,
 			       "section %s [%zu] size 0x%llx is not a multiple of 8 (pointer slots)",
@@ -150,18 +178,17 @@ static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, stru
 		/* 8-byte slots on every class: a 32-bit pointer sits in the low half. */
 		uint64_t ptr = es_load(es, t->data + off, 8);
 		struct raw r = { .site = t->addr + off, .src = ELFSCAN_SRC_CS_PTR_ARRAY };
+		const struct es_tab *cs;
 
 		if (es->wordsz == 4)
 			ptr &= 0xffffffff;
 		if (!ptr)
 			continue;
-		if (es_read(es, ptr, buf, sizeof(buf)))
-			return es_ferr(es, EINVAL,
-				       "section %s [%zu] slot at 0x%llx points to 0x%llx, which is not a 32-byte descriptor in the file's loaded bytes",
-				       t->name, t->ndx, (unsigned long long)r.site,
-				       (unsigned long long)ptr);
+		cs = cs_tab_at(es, ptr);
+		if (!cs)
+			return bad_slot(es, t, r.site, ptr);
 		r.desc = ptr;
-		decode_rseq_cs(es, buf, &r);
+		decode_rseq_cs(es, cs->data + (ptr - cs->addr), &r);
 		push(rv, &r);
 	}
 	return 0;

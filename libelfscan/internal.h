@@ -169,7 +169,8 @@ int es_index(struct elfscan *es);
 
 /* arch.c */
 enum es_rkind {
-	ES_R_IGNORE,   /* not a type that matters for the tables */
+	ES_R_NONE,     /* leaves the word alone (R_*_NONE; machines whose types we do not map) */
+	ES_R_UNKNOWN,  /* a type that cannot describe a table word: the file is wrong */
 	ES_R_RELATIVE, /* B + A */
 	ES_R_ABS,      /* S + A */
 	ES_R_ADD,      /* in place + S + A */

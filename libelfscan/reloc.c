@@ -3,10 +3,10 @@
  * object file, the linker) would apply, so every word reads as it would at load base 0.
  *
  * Only relocations that land in a table section are looked at. Such a relocation that
- * straddles the end of its section, or names a symbol the symbol table does not hold, makes
- * the file an error. A symbolic relocation against an undefined symbol, and relocation
- * types that never describe a table word (GOT, TLS, PC-relative, IRELATIVE), leave the
- * bytes as the file holds them. */
+ * straddles the end of its section, names a symbol the symbol table does not hold, or has a
+ * type that cannot describe a table word (GOT, TLS, PC-relative, IRELATIVE, unknown) makes
+ * the file an error. A symbolic relocation against an undefined symbol leaves the bytes as
+ * the file holds them (the loader would take the value from another module). */
 #include <errno.h>
 #include <stdio.h>
 
@@ -140,7 +140,7 @@ static int apply_section(struct elfscan *es, size_t ri, struct es_tab *target)
 		struct es_tab *t = target;
 		int err;
 
-		if (kind == ES_R_IGNORE)
+		if (kind == ES_R_NONE)
 			continue;
 		if (rela) {
 			addend = es_load(es, p + 2 * w, w);
@@ -155,6 +155,12 @@ static int apply_section(struct elfscan *es, size_t ri, struct es_tab *target)
 		} else {
 			pos = off;
 		}
+		if (kind == ES_R_UNKNOWN)
+			return es_ferr(es, EINVAL,
+				       "relocation %llu in %s [%zu] at 0x%llx has type %llu, which %s does not use for table words (section %s [%zu])",
+				       (unsigned long long)k, es_secname(es, ri), ri,
+				       (unsigned long long)off, (unsigned long long)type,
+				       elfscan_arch_name(es), t->name, t->ndx);
 		if (pos > t->size || t->size - pos < width)
 			return es_ferr(es, EINVAL,
 				       "relocation %llu in %s [%zu] at 0x%llx writes %u bytes outside section %s [%zu] (size 0x%llx)",
@@ -251,6 +257,12 @@ int es_relocate(struct elfscan *es)
 		}
 		if (sh->sh_type != SHT_REL && sh->sh_type != SHT_RELA)
 			continue;
+		if (sh->sh_info >= es->shnum) {
+			err = es_ferr(es, EINVAL,
+				      "relocation section %s [%zu] applies to section [%u], which does not exist (%zu sections)",
+				      es_secname(es, i), i, sh->sh_info, es->shnum);
+			break;
+		}
 		if (!rel) {
 			/* Dynamic relocations are the allocated ones; --emit-relocs leaves
 			 * static ones behind that are already applied. */
