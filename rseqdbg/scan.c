@@ -542,7 +542,7 @@ struct thread {
 	bool inside;
 	const struct rd_module *in_mod;
 	const struct elfscan_cs *in_cs; /* NULL when only the armed descriptor covers the IP */
-	uint64_t in_start, in_abort;
+	uint64_t in_start, in_post, in_abort;
 };
 
 /* The instruction pointer of a stopped thread; the only architecture-specific code here. */
@@ -627,12 +627,14 @@ static void thread_where(struct thread *t, const struct rd_modules *mods)
 	if (t->in_cs) {
 		t->inside = true;
 		t->in_start = t->in_cs->start_ip + t->in_mod->bias;
+		t->in_post = t->in_cs->post_commit_ip + t->in_mod->bias;
 		t->in_abort = t->in_cs->abort_ip + t->in_mod->bias;
 	} else if (t->armed && t->ip >= t->armed_start && t->ip < t->armed_post) {
 		/* A section no table lists (code generated at run time, stripped tables). */
 		t->inside = true;
 		t->in_mod = rd_modules_find(mods, t->ip);
 		t->in_start = t->armed_start;
+		t->in_post = t->armed_post;
 		t->in_abort = t->armed_abort;
 	}
 }
@@ -702,10 +704,34 @@ static int list_threads(pid_t pid, struct thread **res, size_t *n)
 	return 0;
 }
 
+/* The pid of the debugger already tracing pid, 0 when none or unknown. */
+static int tracer_of(pid_t pid)
+{
+	char path[64], line[128];
+	int tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	}
+	fclose(f);
+	return tracer;
+}
+
 static int pid_error(pid_t pid, int err)
 {
+	int tracer;
+
 	if (err == -ENOENT || err == -ESRCH)
 		return rd_error("pid %d: no such process", (int)pid);
+	tracer = err == -EPERM ? tracer_of(pid) : 0;
+	if (tracer)
+		return rd_error("cannot trace pid %d: already traced by pid %d", (int)pid, tracer);
 	if (err == -EPERM || err == -EACCES)
 		return rd_error("cannot trace pid %d: %s (need root or CAP_SYS_PTRACE; as the same "
 				"user, kernel.yama.ptrace_scope 0)",
@@ -811,12 +837,18 @@ static void print_thread_text(const struct thread *t, const struct rd_modules *m
 	if (t->inside) {
 		bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
 
-		printf("      %-10scritical section [%#" PRIx64 ", ...) of %s: ", "inside",
-		       t->in_start, mod_name(t->in_mod));
-		if (aborts)
-			printf("resuming aborts to %#" PRIx64 "\n", t->in_abort);
+		printf("      %-10scritical section [%#" PRIx64 ", %#" PRIx64 ") of %s\n", "inside",
+		       t->in_start, t->in_post, mod_name(t->in_mod));
+		if (aborts) {
+			const struct rd_module *m = rd_modules_find(mods, t->in_abort);
+
+			rd_sym_str(m ? m->es : NULL, t->in_abort - (m ? m->bias : 0), loc,
+				   sizeof(loc));
+			printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "", t->in_abort,
+			       loc);
+		}
 		else
-			printf("not armed, no abort on resume\n");
+			printf("      %-10sno descriptor armed for it: resuming does not abort\n", "");
 	}
 }
 
