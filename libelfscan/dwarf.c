@@ -68,7 +68,7 @@ struct es_dwarf {
 	struct es_range *units; /* address ranges of the units, sorted by lo */
 	uint64_t *unit_maxend;
 	size_t nunits;
-	bool unbounded; /* a unit with rows but no ranges: rows are taken as they are */
+	bool unbounded;	       /* a unit with rows but no ranges: rows are taken as they are */
 	struct es_func *funcs; /* sorted by lo */
 	uint64_t *func_maxend;
 	size_t nfuncs;
@@ -271,9 +271,9 @@ static bool by_debuglink(struct elfscan *es)
 	len = (len + 4) & ~(size_t)3;
 	if (data->d_size < len + 4)
 		return false;
-	link.crc = es->ehdr.e_ident[EI_DATA] == ELFDATA2MSB ?
-			   (uint32_t)p[len] << 24 | p[len + 1] << 16 | p[len + 2] << 8 | p[len + 3] :
-			   (uint32_t)p[len + 3] << 24 | p[len + 2] << 16 | p[len + 1] << 8 | p[len];
+	memcpy(&link.crc, p + len, 4);
+	if ((es->ehdr.e_ident[EI_DATA] == ELFDATA2MSB) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+		link.crc = __builtin_bswap32(link.crc);
 	link.name = (const char *)p;
 	if (!realpath(es->path, real))
 		snprintf(real, sizeof(real), "%s", es->path);
@@ -288,8 +288,7 @@ static bool by_debuglink(struct elfscan *es)
 	if (snprintf(path, sizeof(path), "%s/%s", link.dir, link.name) < (int)sizeof(path) &&
 	    try_debug_file(es->dw, path, NULL, true, link.crc))
 		return true;
-	if (snprintf(path, sizeof(path), "%s/.debug/%s", link.dir, link.name) <
-		    (int)sizeof(path) &&
+	if (snprintf(path, sizeof(path), "%s/.debug/%s", link.dir, link.name) < (int)sizeof(path) &&
 	    try_debug_file(es->dw, path, NULL, true, link.crc))
 		return true;
 	return each_debug_dir(es, by_debuglink_dir, &link);
@@ -306,9 +305,8 @@ static void find_debug_file(struct elfscan *es)
 }
 
 static int no_debuginfo_search(Dwfl_Module *mod, void **userdata, const char *modname,
-			       Dwarf_Addr base, const char *file_name,
-			       const char *debuglink_file, GElf_Word debuglink_crc,
-			       char **debuginfo_file_name)
+			       Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			       GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	return -1;
 }
@@ -352,8 +350,8 @@ static char *private_image(struct elfscan *es, struct es_dwarf *dw)
 static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
 {
 	static const Dwfl_Callbacks cb = {
-		.find_debuginfo = no_debuginfo_search,
-		.section_address = dwfl_offline_section_address,
+	    .find_debuginfo = no_debuginfo_search,
+	    .section_address = dwfl_offline_section_address,
 	};
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
@@ -401,8 +399,8 @@ static bool to_addr(const struct es_dwarf *dw, Dwarf_Addr a, bool at_end, uint64
 		for (i = 0; i < dw->nrel; i++) {
 			const struct es_relsec *r = &dw->rel[i];
 
-			if (at_end ? (a > r->dwfl_lo && a <= r->dwfl_hi) :
-				     (a >= r->dwfl_lo && a < r->dwfl_hi)) {
+			if (at_end ? (a > r->dwfl_lo && a <= r->dwfl_hi)
+				   : (a >= r->dwfl_lo && a < r->dwfl_hi)) {
 				*addr = a - r->dwfl_lo + r->addr;
 				return true;
 			}
@@ -414,8 +412,8 @@ static bool to_addr(const struct es_dwarf *dw, Dwarf_Addr a, bool at_end, uint64
 		return true;
 	}
 	for (i = 0; i < dw->ntext; i++) {
-		if (at_end ? (a > dw->text[i].lo && a <= dw->text[i].hi) :
-			     (a >= dw->text[i].lo && a < dw->text[i].hi)) {
+		if (at_end ? (a > dw->text[i].lo && a <= dw->text[i].hi)
+			   : (a >= dw->text[i].lo && a < dw->text[i].hi)) {
 			*addr = a;
 			return true;
 		}
@@ -646,9 +644,9 @@ static struct es_dwarf *lines_get(struct elfscan *es)
 	if (!dw->unit_maxend)
 		goto nomem;
 	for (i = 0; i < dw->nunits; i++)
-		dw->unit_maxend[i] = i && dw->unit_maxend[i - 1] > dw->units[i].hi ?
-					     dw->unit_maxend[i - 1] :
-					     dw->units[i].hi;
+		dw->unit_maxend[i] = i && dw->unit_maxend[i - 1] > dw->units[i].hi
+					 ? dw->unit_maxend[i - 1]
+					 : dw->units[i].hi;
 	return dw;
 nomem:
 	es_err(ENOMEM, "%s: out of memory reading the line table", es->path);
@@ -688,8 +686,8 @@ int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *lin
 		return -ENOENT;
 	row = &dw->lines[res];
 	/* Rows at one address: like a debugger, the last that starts a statement speaks. */
-	for (j = res; !row->stmt && j > 0 && !dw->lines[j - 1].end_seq &&
-		      dw->lines[j - 1].addr == row->addr;
+	for (j = res;
+	     !row->stmt && j > 0 && !dw->lines[j - 1].end_seq && dw->lines[j - 1].addr == row->addr;
 	     j--) {
 		if (dw->lines[j - 1].stmt)
 			row = &dw->lines[j - 1];
@@ -856,9 +854,9 @@ static struct es_dwarf *funcs_get(struct elfscan *es)
 	if (!dw->func_maxend)
 		goto nomem;
 	for (i = 0; i < dw->nfuncs; i++)
-		dw->func_maxend[i] = i && dw->func_maxend[i - 1] > dw->funcs[i].hi ?
-					     dw->func_maxend[i - 1] :
-					     dw->funcs[i].hi;
+		dw->func_maxend[i] = i && dw->func_maxend[i - 1] > dw->funcs[i].hi
+					 ? dw->func_maxend[i - 1]
+					 : dw->funcs[i].hi;
 	return dw;
 nomem:
 	es_err(ENOMEM, "%s: out of memory reading DWARF subprograms", es->path);

@@ -23,7 +23,7 @@ struct es_sym {
 };
 
 struct es_symtab {
-	Elf *src; /* the file whose table was read (the image or its debug file) */
+	Elf *src;	     /* the file whose table was read (the image or its debug file) */
 	struct es_sym *syms; /* sorted by addr, then rank (best first), then name */
 	size_t n;
 	size_t *sized;	  /* indexes into syms of functions with a size, same order */
@@ -65,6 +65,14 @@ static bool ignored_name(const char *name)
 	return name[0] == '.' && name[1] == 'L';
 }
 
+/* Between aliases of one address: GLOBAL, then WEAK, then LOCAL. */
+static uint8_t bind_rank(int bind)
+{
+	if (bind == STB_GLOBAL || bind == STB_GNU_UNIQUE)
+		return 3;
+	return bind == STB_WEAK ? 2 : 1;
+}
+
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct es_sym *x = a, *y = b;
@@ -78,7 +86,7 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int sec_flags(Elf *elf, size_t shndx, GElf_Shdr *shdr)
+static int get_shdr(Elf *elf, size_t shndx, GElf_Shdr *shdr)
 {
 	Elf_Scn *scn = elf_getscn(elf, shndx);
 
@@ -139,7 +147,7 @@ static int read_table(struct elfscan *es, struct es_symtab *st, Elf_Scn *scn, GE
 		shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
 		if (shndx == SHN_UNDEF || (shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
 			continue;
-		if (sec_flags(st->src, shndx, &sec) || !(sec.sh_flags & SHF_ALLOC))
+		if (get_shdr(st->src, shndx, &sec) || !(sec.sh_flags & SHF_ALLOC))
 			continue;
 		/* An untyped symbol names code only in an executable section. */
 		if (type == STT_NOTYPE && !(sec.sh_flags & SHF_EXECINSTR))
@@ -155,9 +163,7 @@ static int read_table(struct elfscan *es, struct es_symtab *st, Elf_Scn *scn, GE
 		s->name = name;
 		s->shndx = shndx;
 		s->func = type != STT_NOTYPE;
-		s->rank = (s->func ? 8 : 0) + (bind == STB_GLOBAL || bind == STB_GNU_UNIQUE ? 3 :
-					       bind == STB_WEAK				  ? 2 :
-												    1);
+		s->rank = (s->func ? 8 : 0) + bind_rank(bind);
 		st->n++;
 	}
 	return 0;
@@ -181,9 +187,9 @@ static int build_index(struct elfscan *es, struct es_symtab *st)
 		if (!s->func || !s->size)
 			continue;
 		st->sized[st->nsized] = i;
-		st->maxend[st->nsized] = st->nsized && st->maxend[st->nsized - 1] > end ?
-						 st->maxend[st->nsized - 1] :
-						 end;
+		st->maxend[st->nsized] = end;
+		if (st->nsized && st->maxend[st->nsized - 1] > end)
+			st->maxend[st->nsized] = st->maxend[st->nsized - 1];
 		st->nsized++;
 	}
 	return 0;
@@ -272,7 +278,7 @@ static bool section_range(const struct elfscan *es, const struct es_symtab *st, 
 {
 	GElf_Shdr shdr;
 
-	if (sec_flags(st->src, shndx, &shdr))
+	if (get_shdr(st->src, shndx, &shdr))
 		return false;
 	if (es->ehdr.e_type == ET_REL) {
 		if (!es->secaddr || shndx >= es->shnum)
@@ -360,16 +366,15 @@ int elfscan_func_range(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t
 	if (!es)
 		return es_err(EINVAL, "no file to look 0x%" PRIx64 " up in", addr);
 	if (!sym_for(es, addr, lo, hi))
-		return es_err(ENOENT, "%s: no function symbol covers 0x%" PRIx64, es->path,
-			      addr);
+		return es_err(ENOENT, "%s: no function symbol covers 0x%" PRIx64, es->path, addr);
 	return 0;
 }
 
 /* Suffixes the compilers add to a function's name when they clone or split it. */
 static bool clone_suffix(const char *p)
 {
-	static const char *const parts[] = { "constprop", "isra", "part", "cold", "lto_priv",
-					      "localalias", "llvm", "specialized", "hot" };
+	static const char *const parts[] = {"constprop",  "isra", "part",	 "cold", "lto_priv",
+					    "localalias", "llvm", "specialized", "hot"};
 	size_t i, len;
 
 	if (*p != '.')

@@ -42,7 +42,7 @@ struct symlist {
  * SHF_ALLOC sections in index order from 0, each at its sh_addralign. */
 static struct symlist read_funcs(const char *path)
 {
-	struct symlist l = { 0 };
+	struct symlist l = {0};
 	uint64_t *secaddr, off = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr ehdr;
@@ -92,7 +92,8 @@ static struct symlist read_funcs(const char *path)
 				continue;
 			snprintf(f->name, sizeof(f->name), "%s",
 				 elf_strptr(elf, shdr.sh_link, sym.st_name));
-			f->addr = sym.st_value + (ehdr.e_type == ET_REL ? secaddr[sym.st_shndx] : 0);
+			f->addr =
+			    sym.st_value + (ehdr.e_type == ET_REL ? secaddr[sym.st_shndx] : 0);
 			if (ehdr.e_machine == EM_ARM)
 				f->addr &= ~1ull; /* the Thumb bit names no instruction */
 			f->size = sym.st_size;
@@ -158,8 +159,7 @@ static int marker(const char *name)
 static struct elfscan *open_fix(const char *name, const char *debug_dirs, bool no_debuginfo)
 {
 	struct elfscan_opts opts = {
-		.sz = sizeof(opts), .debug_dirs = debug_dirs, .no_debuginfo = no_debuginfo
-	};
+	    .sz = sizeof(opts), .debug_dirs = debug_dirs, .no_debuginfo = no_debuginfo};
 	struct elfscan *es = NULL;
 	char path[256];
 	int err;
@@ -188,8 +188,8 @@ static void source_name(const char *sym, char *out, size_t len)
 /* Functions of symtest.c (the others, from the C library's start files, have no DWARF). */
 static bool from_source(const char *name)
 {
-	static const char *const names[] = { "sink",	"helper",	"scale.constprop.0",
-					      "checked", "checked.cold", "fail", "main" };
+	static const char *const names[] = {
+	    "sink", "helper", "scale.constprop.0", "checked", "checked.cold", "fail", "main"};
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -221,7 +221,8 @@ static void check_functions(struct elfscan *es, const struct symlist *l, bool dw
 			if (dwarf_names) {
 				source_name(f->name, name, sizeof(name));
 				if (strcmp(loc.func, name))
-					fail_msg("0x%" PRIx64 ": %s, expected %s", a, loc.func, name);
+					fail_msg("0x%" PRIx64 ": %s, expected %s", a, loc.func,
+						 name);
 				checked++;
 				continue;
 			}
@@ -263,7 +264,8 @@ static void check_marks(struct elfscan *es, const struct symlist *l, const char 
 			fail_msg("%s: %s", spec, elfscan_errmsg());
 		f = covering(l, addr);
 		assert_non_null(f);
-		if (strcmp(f->name, marks[i].func) && (!marks[i].alt || strcmp(f->name, marks[i].alt)))
+		if (strcmp(f->name, marks[i].func) &&
+		    (!marks[i].alt || strcmp(f->name, marks[i].alt)))
 			fail_msg("%s at 0x%" PRIx64 " is in %s, expected %s", spec, addr, f->name,
 				 marks[i].func);
 		assert_int_equal(elfscan_symbolize(es, addr, &loc), 0);
@@ -276,12 +278,12 @@ static void check_marks(struct elfscan *es, const struct symlist *l, const char 
 static void check_lines(struct elfscan *es, const struct symlist *l)
 {
 	static const struct mark marks[] = {
-		{ "sink-body", "sink", NULL },
-		{ "helper-call", "helper", NULL },
-		{ "scale-loop", "scale.constprop.0", NULL },
-		{ "after-nocode", "checked", NULL },
-		{ "checked-cold", "checked.cold", "checked" },
-		{ "main-print", "main", NULL },
+	    {"sink-body", "sink", NULL},
+	    {"helper-call", "helper", NULL},
+	    {"scale-loop", "scale.constprop.0", NULL},
+	    {"after-nocode", "checked", NULL},
+	    {"checked-cold", "checked.cold", "checked"},
+	    {"main-print", "main", NULL},
 	};
 
 	check_marks(es, l, SRC, marks, sizeof(marks) / sizeof(marks[0]));
@@ -541,8 +543,8 @@ static void test_relocatable(void **state)
 static void test_arm_thumb(void **state)
 {
 	static const struct mark marks[] = {
-		{ "thumb-leaf", "thumb_leaf", NULL },
-		{ "thumb-twice", "thumb_twice", NULL },
+	    {"thumb-leaf", "thumb_leaf", NULL},
+	    {"thumb-twice", "thumb_twice", NULL},
 	};
 	struct symlist l = read_funcs(FIX "symthumb");
 	struct elfscan *es = open_fix("symthumb", NULL, false);
@@ -593,7 +595,7 @@ static void test_debuglink_places(void **state)
 {
 	char tmpl[] = "/tmp/test_symbols.XXXXXX", bin[PATH_MAX], dbg[PATH_MAX], dir[PATH_MAX];
 	char *top = mkdtemp(tmpl), cmd[PATH_MAX + 16];
-	struct elfscan_opts opts = { .sz = sizeof(opts), .debug_dirs = dir };
+	struct elfscan_opts opts = {.sz = sizeof(opts), .debug_dirs = dir};
 	struct symlist l = read_funcs(FIX ".debug/symtest-link.debug");
 	struct elfscan *es;
 
@@ -650,7 +652,7 @@ static void *slurp(const char *path, size_t *len)
  * untouched (libelf decompresses by rewriting section headers). */
 static void test_compressed_debug_sections(void **state)
 {
-	struct elfscan_opts opts = { .sz = sizeof(opts) };
+	struct elfscan_opts opts = {.sz = sizeof(opts)};
 	struct symlist l = read_funcs(FIX "symtest-gz");
 	struct elfscan *es = open_fix("symtest-gz", NULL, false);
 	size_t len;
@@ -676,7 +678,7 @@ static void test_compressed_debug_sections(void **state)
 /* A buffer has no path: a debug file is found by build-id only. */
 static void test_memory_buffer(void **state)
 {
-	struct elfscan_opts opts = { .sz = sizeof(opts), .debug_dirs = DEBUG_DIR };
+	struct elfscan_opts opts = {.sz = sizeof(opts), .debug_dirs = DEBUG_DIR};
 	struct symlist l = read_funcs(FIX "symtest");
 	struct elfscan *es;
 	size_t len;
@@ -736,23 +738,23 @@ static void test_nothing_covers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_functions_from_symtab),
-		cmocka_unit_test(test_lines_at_markers),
-		cmocka_unit_test(test_lines_match_libdw),
-		cmocka_unit_test(test_line_without_code),
-		cmocka_unit_test(test_resolve_names),
-		cmocka_unit_test(test_stripped_invents_nothing),
-		cmocka_unit_test(test_debug_file_by_build_id),
-		cmocka_unit_test(test_debug_file_by_debuglink),
-		cmocka_unit_test(test_debuglink_crc_mismatch),
-		cmocka_unit_test(test_dwarf_names_without_symtab),
-		cmocka_unit_test(test_relocatable),
-		cmocka_unit_test(test_arm_thumb),
-		cmocka_unit_test(test_debuglink_places),
-		cmocka_unit_test(test_memory_buffer),
-		cmocka_unit_test(test_compressed_debug_sections),
-		cmocka_unit_test(test_no_debuginfo),
-		cmocka_unit_test(test_nothing_covers),
+	    cmocka_unit_test(test_functions_from_symtab),
+	    cmocka_unit_test(test_lines_at_markers),
+	    cmocka_unit_test(test_lines_match_libdw),
+	    cmocka_unit_test(test_line_without_code),
+	    cmocka_unit_test(test_resolve_names),
+	    cmocka_unit_test(test_stripped_invents_nothing),
+	    cmocka_unit_test(test_debug_file_by_build_id),
+	    cmocka_unit_test(test_debug_file_by_debuglink),
+	    cmocka_unit_test(test_debuglink_crc_mismatch),
+	    cmocka_unit_test(test_dwarf_names_without_symtab),
+	    cmocka_unit_test(test_relocatable),
+	    cmocka_unit_test(test_arm_thumb),
+	    cmocka_unit_test(test_debuglink_places),
+	    cmocka_unit_test(test_memory_buffer),
+	    cmocka_unit_test(test_compressed_debug_sections),
+	    cmocka_unit_test(test_no_debuginfo),
+	    cmocka_unit_test(test_nothing_covers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
