@@ -578,7 +578,17 @@ int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opt
 	es = es_new("<memory>", opts, &err);
 	if (!es)
 		return err;
-	es->image = buf;
+	/* libelf writes into the image it reads (libdw decompressing a section rewrites its
+	 * header), so it gets a private copy, never the caller's const bytes. */
+	if (len) {
+		es->copy = malloc(len);
+		if (!es->copy) {
+			elfscan_close(es);
+			return es_err(ENOMEM, "<memory>: out of memory for a copy of %zu bytes", len);
+		}
+		memcpy(es->copy, buf, len);
+	}
+	es->image = es->copy;
 	es->size = len;
 	err = es_load_image(es);
 	if (err) {
@@ -629,7 +639,9 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	es = es_new(path, opts, &err);
 	if (!es)
 		goto out;
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* Writable but private: libelf may write into the image it reads (libdw
+	 * decompressing a section rewrites its header); the file never changes. */
+	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		err = errno;
 		err = es_err(err, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
@@ -660,6 +672,7 @@ void elfscan_close(struct elfscan *es)
 		elf_end(es->elf);
 	if (es->unmap)
 		munmap((void *)es->image, es->size);
+	free(es->copy);
 	for (size_t i = 0; i < es->ntabs; i++)
 		free(es->tabs[i].data);
 	free(es->tabs);

@@ -44,6 +44,7 @@ struct elfscan {
 	const unsigned char *image; /* the whole file (mapped or the caller's buffer) */
 	size_t size;
 	bool unmap;		    /* image came from mmap() */
+	unsigned char *copy;	    /* image, when it is a private copy of the caller's buffer */
 	Elf *elf;
 	GElf_Ehdr ehdr;
 	size_t shnum, shstrndx;
