@@ -184,6 +184,27 @@ rc=$?
 check "the program runs on after the scan and its counters add up" \
 	bash -c "[ $rc -eq 0 ] && grep -qx 'result=ok' <<<'$result'"
 
+# --- a program whose file was deleted: read through /proc/PID/map_files -------------------------
+cp "$EX" "$TMP/pc-deleted"
+coproc PD { exec "$TMP/pc-deleted" --threads 1 --iters 10 --wait 2>&1; }
+pd=$PD_PID
+IFS= read -r -t 20 del_cs <&"${PD[0]}"
+while IFS= read -r -t 20 line <&"${PD[0]}" && [ "$line" != ready ]; do :; done
+rm -f "$TMP/pc-deleted"
+"$RSEQDBG" scan --json --pid "$pd" >"$TMP/deleted.json" 2>"$TMP/deleted.err"
+check "deleted program file: its sections at the printed runtime addresses" python3 -c '
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+f = re.match(r"cs \S+ start=0x([0-9a-f]+) post_commit=0x([0-9a-f]+) abort=0x([0-9a-f]+)$",
+             sys.argv[2])
+want = tuple(int(x, 16) for x in f.groups())
+got = [(s["start_ip"], s["post_commit_ip"], s["abort_ip"]) for m in doc["modules"]
+       if m["path"].endswith("/pc-deleted (deleted)") for s in m["sections"]]
+sys.exit(want not in got)' "$TMP/deleted.json" "$del_cs"
+exec {PD[1]}>&-
+timeout 60 cat <&"${PD[0]}" >/dev/null
+wait "$pd"
+
 # --- a thread caught inside a critical section ---------------------------------------------------
 # A worker spends most of its time inside wl_counter_add; stopping it there is likely on
 # every scan, certain over many. The workload checks its own counters afterwards: the aborts
