@@ -3,7 +3,8 @@
 # Regenerate the symbolization fixtures in tests/fixtures/bin/symbols/ from
 # tests/fixtures/src/symtest.c: one C file built with gcc -g -O2 and then stripped, split
 # and linked every way a debugger meets it; and from symthumb.c an arm Thumb executable
-# (clang and binutils for arm). The outputs are committed.
+# (clang and binutils for arm), from symlabels.S the rules on labels. The outputs are
+# committed.
 # Usage: scripts/gen-symbol-fixtures.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -52,6 +53,10 @@ strip --strip-all --keep-section=".debug*" -o "$OUT/symtest-nosymtab" "$OUT/symt
 clang --target=armv7a-linux-gnueabihf -mthumb $CFLAGS -ffreestanding -c -o "$W/symthumb.o" \
 	tests/fixtures/src/symthumb.c
 arm-linux-gnueabihf-ld -pie --build-id=sha1 -e _start -o "$OUT/symthumb" "$W/symthumb.o"
+
+# Untyped labels, aliases, padding and local labels (x86_64 assembly, -L keeps .L labels).
+as -L -o "$W/symlabels.o" tests/fixtures/src/symlabels.S
+ld -pie --build-id=sha1 -e _start -o "$OUT/symlabels" "$W/symlabels.o"
 
 for f in "$OUT"/sym* "$OUT"/.debug/* "$OUT"/debug/.build-id/*/*; do
 	printf '  %-60s %s bytes\n' "$f" "$(stat -c %s "$f")"

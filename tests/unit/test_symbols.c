@@ -539,6 +539,121 @@ static void test_relocatable(void **state)
 	free(l.s);
 }
 
+enum what { VALUE, END, SECTION_END };
+
+/* A symbol's value or end (value + size), or the end of a section, in FIX "symlabels". */
+static uint64_t where(const char *name, enum what what)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	uint64_t v = 0;
+	bool found = false;
+	Elf *elf;
+	int fd = open(FIX "symlabels", O_RDONLY);
+
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t i;
+
+		assert_non_null(gelf_getshdr(scn, &shdr));
+		if (what == SECTION_END) {
+			found = !strcmp(elf_strptr(elf, shstrndx, shdr.sh_name), name);
+			v = shdr.sh_addr + shdr.sh_size;
+			continue;
+		}
+		if (shdr.sh_type != SHT_SYMTAB)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; i < shdr.sh_size / shdr.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+
+			assert_non_null(gelf_getsym(data, i, &sym));
+			found = !strcmp(elf_strptr(elf, shdr.sh_link, sym.st_name), name);
+			v = sym.st_value + (what == END ? sym.st_size : 0);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	if (!found)
+		fail_msg("symlabels: no %s", name);
+	return v;
+}
+
+/* Every address of [lo, hi) symbolizes to the symbol func (NULL: to nothing). */
+static void expect_span(struct elfscan *es, uint64_t lo, uint64_t hi, const char *func)
+{
+	uint64_t a, start = func ? where(func, VALUE) : 0;
+
+	assert_true(lo < hi);
+	for (a = lo; a < hi; a++) {
+		struct elfscan_loc loc;
+		int err = elfscan_symbolize(es, a, &loc);
+
+		if (!func) {
+			if (err != -ENOENT || loc.func)
+				fail_msg("0x%" PRIx64 ": %s, expected nothing", a, loc.func);
+			continue;
+		}
+		assert_int_equal(err, 0);
+		if (!loc.func || strcmp(loc.func, func))
+			fail_msg("0x%" PRIx64 ": %s, expected %s", a,
+				 loc.func ? loc.func : "nothing", func);
+		assert_int_equal(loc.func_addr, start);
+		assert_int_equal(loc.func_off, a - start);
+	}
+}
+
+static void expect_range(struct elfscan *es, uint64_t addr, uint64_t lo, uint64_t hi)
+{
+	uint64_t l, h;
+
+	assert_int_equal(elfscan_func_range(es, addr, &l, &h), 0);
+	assert_int_equal(l, lo);
+	assert_int_equal(h, hi);
+}
+
+/* Untyped labels name code up to the next symbol within their section, never past the end
+ * of a sized function; aliases give the global name; .L labels never name code. */
+static void test_labels_and_aliases(void **state)
+{
+	struct elfscan *es = open_fix("symlabels", NULL, false);
+	uint64_t a;
+
+	expect_span(es, where("sized_f", VALUE), where("sized_f", END), "sized_f");
+	expect_span(es, where("sized_f", END), where("label_a", VALUE), NULL);
+	expect_span(es, where("label_a", VALUE), where("local_label", VALUE), "label_a");
+	expect_span(es, where("local_label", VALUE), where("global_name", VALUE), "local_label");
+	expect_span(es, where("global_name", VALUE), where("global_name", END), "global_name");
+	expect_span(es, where("global_name", END), where("ifunc_f", VALUE), NULL);
+	expect_span(es, where("ifunc_f", VALUE), where("ifunc_f", END), "ifunc_f");
+	expect_span(es, where("outer", VALUE), where("outer", END), "outer");
+	expect_span(es, where("outer", END), where("label_c", VALUE), NULL);
+	expect_span(es, where("label_c", VALUE), where("nested_f", VALUE), "label_c");
+	expect_span(es, where("nested_f", VALUE), where("nested_f", END), "nested_f");
+	expect_span(es, where("nested_f", END), where("_start", VALUE), NULL);
+	expect_span(es, where("tail_label", VALUE), where(".text", SECTION_END), "tail_label");
+	expect_span(es, where(".text", SECTION_END), where("other_text", SECTION_END), NULL);
+
+	expect_range(es, where("sized_f", VALUE) + 1, where("sized_f", VALUE),
+		     where("sized_f", END));
+	expect_range(es, where("label_a", VALUE) + 1, where("label_a", VALUE),
+		     where("local_label", VALUE));
+	expect_range(es, where("tail_label", VALUE), where("tail_label", VALUE),
+		     where(".text", SECTION_END));
+
+	assert_int_equal(elfscan_resolve(es, "weak_alias", &a), 0);
+	assert_int_equal(a, where("global_name", VALUE));
+	assert_int_equal(elfscan_resolve(es, "inner_label", &a), 0);
+	assert_int_equal(a, where("inner_label", VALUE));
+	assert_int_equal(elfscan_resolve(es, ".Lhidden", &a), -ENOENT);
+	elfscan_close(es);
+}
+
 /* arm Thumb: symbol values carry bit 0; the code starts one byte lower. */
 static void test_arm_thumb(void **state)
 {
@@ -749,6 +864,7 @@ int main(void)
 	    cmocka_unit_test(test_debuglink_crc_mismatch),
 	    cmocka_unit_test(test_dwarf_names_without_symtab),
 	    cmocka_unit_test(test_relocatable),
+	    cmocka_unit_test(test_labels_and_aliases),
 	    cmocka_unit_test(test_arm_thumb),
 	    cmocka_unit_test(test_debuglink_places),
 	    cmocka_unit_test(test_memory_buffer),
