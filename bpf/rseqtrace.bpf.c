@@ -121,6 +121,13 @@ static __always_inline bool match_task(struct task_struct *t)
 	return true;
 }
 
+/* Kernels up to 6.18 keep rseq_event_mask and fire rseq_update on every return to user
+ * space after an event; later ones do neither. */
+static __always_inline bool event_mask_era(struct task_struct *t)
+{
+	return !rt_cfg.no_event_mask && bpf_core_field_exists(t->rseq_event_mask);
+}
+
 static __always_inline struct rt_task *task_state(struct task_struct *t, bool create)
 {
 	return bpf_task_storage_get(&tasks, t, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
@@ -344,7 +351,7 @@ int BPF_PROG(rseq_update, struct task_struct *t)
 	if (!match_task(t))
 		return 0;
 	/* The end of a notify-resume pass: marks older than this did not abort anything. */
-	if (bpf_core_field_exists(t->rseq_event_mask)) {
+	if (event_mask_era(t)) {
 		ts = task_state(t, false);
 		if (ts)
 			ts->marks = 0;
@@ -390,7 +397,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	m = ts->migrated ? RT_MARK_MIGRATE | RT_MARK_PREEMPT : RT_MARK_PREEMPT;
 	/* Without the kernel's mask (6.19 style) there is no rseq_update after every return to
 	 * user space to end the marks: the latest switch-in replaces them. */
-	if (bpf_core_field_exists(next->rseq_event_mask))
+	if (event_mask_era(next))
 		ts->marks |= m;
 	else
 		ts->marks = m;

@@ -53,6 +53,7 @@ struct rt_config {
 	__u32 emit;	    /* bit (1 << enum rt_event_type): events sent to the ring buffer */
 	__u32 stack;	    /* attach the user stack to abort events */
 	__u32 nr_cpus;
+	__u32 no_event_mask; /* attribute as on kernels without rseq_event_mask (6.19 style) */
 };
 
 struct rt_section_key {

@@ -329,6 +329,9 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		return -ENOMEM;
 	}
 	t->mode = rd_features_mode(f);
+	/* Attribute as on a kernel without the event mask, to check that mode on this one. */
+	if (getenv("RSEQDBG_TRACE_MODE") && !strcmp(getenv("RSEQDBG_TRACE_MODE"), "no-event-mask"))
+		t->mode = RD_MODE_NO_MASK;
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		ret = t->ncpus ? t->ncpus : -EINVAL;
@@ -363,6 +366,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	cfg.emit = o->emit;
 	cfg.stack = o->stack;
 	cfg.nr_cpus = t->ncpus;
+	cfg.no_event_mask = t->mode == RD_MODE_NO_MASK;
 
 	skel = rseqtrace_bpf__open();
 	if (!skel) {

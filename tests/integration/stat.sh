@@ -123,6 +123,13 @@ run_case signals signal --signal-us 100 --seconds 2 --mode all --threads 2
 run_case migrations migrate --affinity --seconds 2
 run_case all-sections preempt --oversubscribe --mode all --seconds 2
 
+# The attribution used on kernels without rseq_event_mask (6.19 style), run on this one.
+RSEQDBG_TRACE_MODE=no-event-mask run_case no-mask-signals signal --signal-us 100 --seconds 2 --mode all
+RSEQDBG_TRACE_MODE=no-event-mask run_case no-mask-preemption preempt --oversubscribe --seconds 2
+check "stat: RSEQDBG_TRACE_MODE=no-event-mask is reported as the mode" \
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["mode"] == "no-event-mask"' \
+	"$TMP/no-mask-signals.json"
+
 # The plain summary names the sections and the causes.
 out=$("$RSEQDBG" stat -- "$W" --signal-us 200 --seconds 1 --out "$TMP/plain.txt" 2>&1 >/dev/null)
 if grep -q 'wl_counter_add' <<<"$out" && grep -q 'rseq_workload.S:' <<<"$out" && grep -q '^  signal' <<<"$out"; then
