@@ -76,22 +76,32 @@ if [ ! -x "$EX" ]; then
 fi
 
 # --- the example program, waiting before its threads start -------------------------------------
-coproc PC { exec "$EX" --threads 2 --iters 20000 --wait 2>&1; }
-pc=$PC_PID
-: >"$TMP/cs.txt"
-ready=0
-while IFS= read -r -t 20 line <&"${PC[0]}"; do
-	case "$line" in
-	cs\ *) echo "$line" >>"$TMP/cs.txt" ;;
-	ready) ready=1; break ;;
-	esac
-done
-if [ $ready -ne 1 ]; then
-	fail "example prints its sections and ready" "$(cat "$TMP/cs.txt")"
-	kill "$pc" 2>/dev/null
+# start_waiting NAME EXE ARGS...: run EXE --wait with stdin from a FIFO we hold open and stdout
+# in $TMP/NAME.out; returns once it printed "ready". Sets wpid and wfd (close wfd to let it run).
+start_waiting() {
+	local n=$1
+	shift
+	mkfifo "$TMP/$n.in"
+	"$@" --wait <"$TMP/$n.in" >"$TMP/$n.out" 2>&1 &
+	wpid=$!
+	exec {wfd}>"$TMP/$n.in"
+	for _ in $(seq 200); do
+		grep -qx ready "$TMP/$n.out" && return 0
+		kill -0 "$wpid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+if ! start_waiting pc "$EX" --threads 2 --iters 20000; then
+	fail "example prints its sections and ready" "$(cat "$TMP/pc.out")"
+	kill "$wpid" 2>/dev/null
 	finish
 	exit
 fi
+pc=$wpid
+pc_in=$wfd
+grep '^cs ' "$TMP/pc.out" >"$TMP/cs.txt"
 check "example prints its sections" test "$(wc -l <"$TMP/cs.txt")" -ge 2
 
 "$RSEQDBG" scan --json --pid "$pc" >"$TMP/pid.json" 2>"$TMP/pid.err"
@@ -177,19 +187,19 @@ sys.exit(not (len(s) == 1 and s[0]["start_ip"] == int(sys.argv[2], 16)))' \
 	"$TMP/pid-addr.json" "$first"
 
 # Detached, the program runs on as before: start it and check its own result.
-exec {PC[1]}>&-
-result=$(timeout 60 cat <&"${PC[0]}")
+exec {pc_in}>&-
 wait "$pc"
 rc=$?
+result=$(cat "$TMP/pc.out")
 check "the program runs on after the scan and its counters add up" \
 	bash -c "[ $rc -eq 0 ] && grep -qx 'result=ok' <<<'$result'"
 
 # --- a program whose file was deleted: read through /proc/PID/map_files -------------------------
 cp "$EX" "$TMP/pc-deleted"
-coproc PD { exec "$TMP/pc-deleted" --threads 1 --iters 10 --wait 2>&1; }
-pd=$PD_PID
-IFS= read -r -t 20 del_cs <&"${PD[0]}"
-while IFS= read -r -t 20 line <&"${PD[0]}" && [ "$line" != ready ]; do :; done
+start_waiting pd "$TMP/pc-deleted" --threads 1 --iters 10
+pd=$wpid
+pd_in=$wfd
+del_cs=$(grep -m1 '^cs ' "$TMP/pd.out")
 rm -f "$TMP/pc-deleted"
 "$RSEQDBG" scan --json --pid "$pd" >"$TMP/deleted.json" 2>"$TMP/deleted.err"
 check "deleted program file: its sections at the printed runtime addresses" python3 -c '
@@ -201,8 +211,7 @@ want = tuple(int(x, 16) for x in f.groups())
 got = [(s["start_ip"], s["post_commit_ip"], s["abort_ip"]) for m in doc["modules"]
        if m["path"].endswith("/pc-deleted (deleted)") for s in m["sections"]]
 sys.exit(want not in got)' "$TMP/deleted.json" "$del_cs"
-exec {PD[1]}>&-
-timeout 60 cat <&"${PD[0]}" >/dev/null
+exec {pd_in}>&-
 wait "$pd"
 
 # --- a thread caught inside a critical section ---------------------------------------------------
