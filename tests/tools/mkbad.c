@@ -4,7 +4,8 @@
  *
  *	mkbad FIXDIR OUTDIR
  *
- * FIXDIR holds the x86_64 fixtures cs-pie, cs.o and cs-static (ELF64 little endian).
+ * FIXDIR holds the x86_64 fixtures cs-pie, cs.o and cs-static (ELF64 little endian), and
+ * FIXDIR/../i386 the ELF32 cs-pie.
  * Files named bad-* must be refused by a scanner (one error, exit 2); files named ok-* are
  * odd but valid and must scan. Every damage hits data a scanner has to read: the headers,
  * the rseq tables, or the relocations that give the tables their values.
@@ -37,7 +38,7 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-static struct img load(const char *dir, const char *name)
+static struct img load_raw(const char *dir, const char *name)
 {
 	char path[4096];
 	struct img im;
@@ -56,9 +57,17 @@ static struct img load(const char *dir, const char *name)
 	if (!im.b || fread(im.b, 1, im.len, f) != im.len)
 		die("%s: read failed", path);
 	fclose(f);
-	if (memcmp(im.b, ELFMAG, SELFMAG) || im.b[EI_CLASS] != ELFCLASS64 ||
-	    im.b[EI_DATA] != ELFDATA2LSB)
-		die("%s: expected an ELF64 little-endian file", path);
+	if (memcmp(im.b, ELFMAG, SELFMAG))
+		die("%s: not an ELF file", path);
+	return im;
+}
+
+static struct img load(const char *dir, const char *name)
+{
+	struct img im = load_raw(dir, name);
+
+	if (im.b[EI_CLASS] != ELFCLASS64 || im.b[EI_DATA] != ELFDATA2LSB)
+		die("%s/%s: expected an ELF64 little-endian file", dir, name);
 	return im;
 }
 
@@ -189,6 +198,12 @@ static void pie_cases(const struct img *pie)
 	emit(&im, e->e_phoff + e->e_phentsize + 20, "bad-trunc-phdrs");
 	im = dup_img(pie);
 	emit(&im, e->e_shoff + 3 * e->e_shentsize + 5, "bad-trunc-shdrs");
+	/* Without section headers the program headers are all there is to read. */
+	im = dup_img(pie);
+	ehdr(&im)->e_shoff = 0;
+	ehdr(&im)->e_shnum = 0;
+	ehdr(&im)->e_shstrndx = 0;
+	emit(&im, e->e_phoff + 2 * e->e_phentsize + 20, "bad-trunc-phdrs-no-shdrs");
 	im = dup_img(pie);
 	n = scn(&im, "__rseq_cs")->sh_offset + 40;
 	emit(&im, n, "bad-trunc-rseq-cs");
@@ -339,7 +354,8 @@ static void obj_cases(const struct img *obj)
 
 int main(int argc, char **argv)
 {
-	struct img pie, obj, stat, im;
+	struct img pie, obj, stat, pie32, im;
+	char dir32[4096];
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkbad FIXDIR OUTDIR\n");
@@ -349,9 +365,18 @@ int main(int argc, char **argv)
 	pie = load(argv[1], "cs-pie");
 	obj = load(argv[1], "cs.o");
 	stat = load(argv[1], "cs-static");
+	snprintf(dir32, sizeof(dir32), "%s/../i386", argv[1]);
+	pie32 = load_raw(dir32, "cs-pie");
 
 	pie_cases(&pie);
 	obj_cases(&obj);
+
+	/* A 32-bit file whose identification claims 64 bits, and a cut 32-bit header. */
+	im = dup_img(&pie32);
+	im.b[EI_CLASS] = ELFCLASS64;
+	emit(&im, im.len, "bad-32bit-file-claims-64bit");
+	im = dup_img(&pie32);
+	emit(&im, sizeof(Elf32_Ehdr) - 10, "bad-trunc-ehdr32");
 
 	/* Not ELF at all. */
 	im = dup_img(&pie);
@@ -371,6 +396,7 @@ int main(int argc, char **argv)
 	free(pie.b);
 	free(obj.b);
 	free(stat.b);
+	free(pie32.b);
 	printf("%d files written to %s\n", nwritten, outdir);
 	return 0;
 }
