@@ -39,22 +39,10 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	if (err)
 		return rd_error("reading the BPF maps failed: %s", strerror(-err));
 	if (!rd.json) {
-		fprintf(out, "\n");
+		fprintf(out, "\nrseqdbg stat: %s (pid %d) exited with status %d\n", argv[0],
+			(int)pid, status);
+		rd_summary_print(t, &s, top, out);
 		fflush(out);
-		/* The printer writes on stdout; point it at the chosen stream. */
-		fflush(stdout);
-		int saved = dup(STDOUT_FILENO);
-
-		if (saved < 0 || dup2(fileno(out), STDOUT_FILENO) < 0) {
-			rd_summary_free(&s);
-			return rd_error("cannot redirect the summary: %s", strerror(errno));
-		}
-		printf("rseqdbg stat: %s (pid %d) exited with status %d\n", argv[0], (int)pid,
-		       status);
-		rd_summary_print(t, &s, top);
-		fflush(stdout);
-		dup2(saved, STDOUT_FILENO);
-		close(saved);
 		rd_summary_free(&s);
 		return 0;
 	}

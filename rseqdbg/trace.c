@@ -309,7 +309,7 @@ static int print_summary(struct trace_ctx *c, int top, bool final)
 		jw_end(c->w);
 	} else {
 		printf("\n--- summary ---\n");
-		rd_summary_print(c->t, &s, top);
+		rd_summary_print(c->t, &s, top, stdout);
 		fflush(stdout);
 	}
 	rd_summary_free(&s);
@@ -495,7 +495,8 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		}
 		rd_tracer_learn_pid(c.t, child.pid);
-	} else if (!rd.json) {
+	} else {
+		/* On stderr, also with --json: scripts wait for it before starting work. */
 		fprintf(stderr, "rseqdbg: trace: tracing rseq events (mode %s); Ctrl-C to end\n",
 			rd_mode_name(rd_tracer_mode(c.t)));
 	}

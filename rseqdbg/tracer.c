@@ -402,14 +402,12 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		__u32 tid = o->tids[i];
 		char path[64];
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)tid, (int)tid);
+		/* /proc/TID exists for every thread, though readdir does not list it. */
+		snprintf(path, sizeof(path), "/proc/%d", (int)tid);
 		if (access(path, F_OK)) {
-			snprintf(path, sizeof(path), "/proc/self/task/../../%d", (int)tid);
-			if (access(path, F_OK)) {
-				ret = -ESRCH;
-				snprintf(err, errlen, "no thread %d", (int)tid);
-				goto fail;
-			}
+			ret = -ESRCH;
+			snprintf(err, errlen, "no thread %d", (int)tid);
+			goto fail;
 		}
 		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_tids), &tid, &one, BPF_ANY);
 	}
@@ -880,41 +878,41 @@ static double rate(uint64_t n, double secs)
 	return secs > 0 ? (double)n / secs : 0;
 }
 
-void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top)
+void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, FILE *f)
 {
 	const struct rt_stats *g = &s->total;
 	char name[RD_LOC_LEN];
 
-	printf("%.3f s, mode %s\n", s->seconds, rd_mode_name(t->mode));
-	printf("aborts          %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->aborts,
+	fprintf(f, "%.3f s, mode %s\n", s->seconds, rd_mode_name(t->mode));
+	fprintf(f, "aborts          %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->aborts,
 	       rate(g->aborts, s->seconds));
 	for (int c = 0; c < RT_NCAUSES; c++)
-		printf("  %-39s %7" PRIu64 "  %5.1f%%\n", cause_label(c), (uint64_t)g->cause[c],
+		fprintf(f, "  %-39s %7" PRIu64 "  %5.1f%%\n", cause_label(c), (uint64_t)g->cause[c],
 		       g->aborts ? 100.0 * g->cause[c] / g->aborts : 0.0);
-	printf("migrations      %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->migrations,
+	fprintf(f, "migrations      %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->migrations,
 	       rate(g->migrations, s->seconds));
-	printf("cpu_id updates  %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->updates,
+	fprintf(f, "cpu_id updates  %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->updates,
 	       rate(g->updates, s->seconds));
-	printf("signals         %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->signals,
+	fprintf(f, "signals         %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->signals,
 	       rate(g->signals, s->seconds));
 	if (g->updates)
-		printf("abort rate      %10.4f aborts per cpu_id update\n",
+		fprintf(f, "abort rate      %10.4f aborts per cpu_id update\n",
 		       (double)g->aborts / (double)g->updates);
 
 	if (s->nsections)
-		printf("\n%-8s %10s %10s %10s %10s %10s %10s  %s\n", "PID", "ABORTS", "PREEMPT",
+		fprintf(f, "\n%-8s %10s %10s %10s %10s %10s %10s  %s\n", "PID", "ABORTS", "PREEMPT",
 		       "SIGNAL", "MIGRATE", "DEFERRED", "UNKNOWN", "SECTION");
 	for (size_t i = 0; i < s->nsections && (top <= 0 || (int)i < top); i++) {
 		const struct rd_sum_section *e = &s->sections[i];
 		uint64_t max = 0;
 
-		printf("%-8u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+		fprintf(f, "%-8u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
 		       " %10" PRIu64 "  %s\n",
 		       e->key.tgid, e->aborts, (uint64_t)e->v.aborts[RT_CAUSE_PREEMPT],
 		       (uint64_t)e->v.aborts[RT_CAUSE_SIGNAL], (uint64_t)e->v.aborts[RT_CAUSE_MIGRATE],
 		       (uint64_t)e->v.aborts[RT_CAUSE_DEFERRED],
 		       (uint64_t)e->v.aborts[RT_CAUSE_UNKNOWN], section_name(e, name, sizeof(name)));
-		printf("%-8s %-.15s, %.1f aborts/s, section %#" PRIx64 "+%" PRIu64 " abort %#" PRIx64
+		fprintf(f, "%-8s %-.15s, %.1f aborts/s, section %#" PRIx64 "+%" PRIu64 " abort %#" PRIx64
 		       "%s%s\n",
 		       "", e->v.comm, rate(e->aborts, s->seconds), (uint64_t)e->key.start_ip,
 		       (uint64_t)e->v.post_commit_offset, (uint64_t)e->v.abort_ip,
@@ -939,29 +937,29 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top)
 			w = (int)(40 * e->v.hist[h] / max);
 			memset(bar, '#', w);
 			bar[w] = '\0';
-			printf("%-8s   %-14s %10" PRIu64 " |%-40s|\n", "", range,
+			fprintf(f, "%-8s   %-14s %10" PRIu64 " |%-40s|\n", "", range,
 			       (uint64_t)e->v.hist[h], bar);
 		}
 	}
-	printf("\n%-4s %10s %14s %14s\n", "CPU", "ABORTS", "MIGRATIONS-IN", "CPU_ID-UPDATES");
+	fprintf(f, "\n%-4s %10s %14s %14s\n", "CPU", "ABORTS", "MIGRATIONS-IN", "CPU_ID-UPDATES");
 	for (int c = 0; c < s->ncpus; c++) {
 		if (!s->cpus[c].aborts && !s->cpus[c].migrations_in && !s->cpus[c].updates)
 			continue;
-		printf("%-4d %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", c,
+		fprintf(f, "%-4d %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", c,
 		       (uint64_t)s->cpus[c].aborts, (uint64_t)s->cpus[c].migrations_in,
 		       (uint64_t)s->cpus[c].updates);
 	}
 	if (g->ringbuf_drops || g->notify_drops || g->map_full)
-		printf("\n");
+		fprintf(f, "\n");
 	if (g->ringbuf_drops)
-		printf("ring buffer: %" PRIu64 " events dropped (failed reservations); the counts "
+		fprintf(f, "ring buffer: %" PRIu64 " events dropped (failed reservations); the counts "
 		       "above are kept in the kernel and are complete\n",
 		       (uint64_t)g->ringbuf_drops);
 	if (g->notify_drops)
-		printf("notify ring buffer: %" PRIu64 " section notices dropped\n",
+		fprintf(f, "notify ring buffer: %" PRIu64 " section notices dropped\n",
 		       (uint64_t)g->notify_drops);
 	if (g->map_full)
-		printf("maps full: %" PRIu64 " aborts could not be kept per process or section\n",
+		fprintf(f, "maps full: %" PRIu64 " aborts could not be kept per process or section\n",
 		       (uint64_t)g->map_full);
 }
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include <sys/types.h>
 
@@ -123,8 +124,9 @@ struct rd_summary {
 
 int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s);
 void rd_summary_free(struct rd_summary *s);
-/* Print a summary: plain or JSON (object body written by the caller around it). */
-void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top);
+/* Print a summary for people on f; or its members into a JSON object the caller opened.
+ * top > 0 limits the sections shown. */
+void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, FILE *f);
 void rd_summary_json(struct rd_tracer *t, const struct rd_summary *s, struct jw *w, int top);
 
 const char *rd_cause_name(uint32_t cause);
