@@ -49,7 +49,8 @@ static void usage(FILE *f)
 		"       rseqdbg scan [OPTIONS] --pid PID\n"
 		"\n"
 		"Decode the rseq critical-section tables of ELF files; or, with --pid, of every\n"
-		"module mapped in a running process, and show the rseq state of each of its threads.\n"
+		"module mapped in a running process, and show the rseq state of each of its\n"
+		"threads.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json           print one JSON document (schema in rseqdbg-scan(1))\n"
@@ -236,7 +237,8 @@ static void print_section(const struct view *v, size_t i, int w_addr, int w_post
 	if (c->sig_status == ELFSCAN_SIG_UNREADABLE)
 		printf("unreadable\n");
 	else
-		printf("%#010" PRIx32 " %s\n", c->signature, elfscan_sig_status_name(c->sig_status));
+		printf("%#010" PRIx32 " %s\n", c->signature,
+		       elfscan_sig_status_name(c->sig_status));
 
 	printf("       %-13s%s\n", "start", rd_sym_str(v->es, c->start_ip, loc, sizeof(loc)));
 	printf("       %-13s%s\n", "post-commit",
@@ -318,8 +320,8 @@ static void print_view_text(const struct view *v, const struct scan_opts *o)
 		w_addr = n > w_addr ? n : w_addr;
 		n = hexlen(c->abort_ip + v->bias);
 		w_addr = n > w_addr ? n : w_addr;
-		n = snprintf(p, sizeof(p), "%#" PRIx64 " (+%#" PRIx64 ")", c->post_commit_ip + v->bias,
-			     c->post_commit_offset);
+		n = snprintf(p, sizeof(p), "%#" PRIx64 " (+%#" PRIx64 ")",
+			     c->post_commit_ip + v->bias, c->post_commit_offset);
 		w_post = n > w_post ? n : w_post;
 		nmatch += c->sig_status == ELFSCAN_SIG_MATCH;
 	}
@@ -615,7 +617,7 @@ static void thread_where(struct thread *t, const struct rd_modules *mods)
 	else
 		t->armed = true;
 	if (t->armed) {
-		/* struct rseq_cs: u32 version, u32 flags, u64 start_ip, post_commit_offset, abort */
+		/* struct rseq_cs: u32 version, flags; u64 start_ip, post_commit_offset, abort */
 		memcpy(&t->armed_start, d + 8, 8);
 		memcpy(&off, d + 16, 8);
 		memcpy(&t->armed_abort, d + 24, 8);
@@ -844,11 +846,12 @@ static void print_thread_text(const struct thread *t, const struct rd_modules *m
 
 			rd_sym_str(m ? m->es : NULL, t->in_abort - (m ? m->bias : 0), loc,
 				   sizeof(loc));
-			printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "", t->in_abort,
-			       loc);
+			printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "",
+			       t->in_abort, loc);
 		}
 		else
-			printf("      %-10sno descriptor armed for it: resuming does not abort\n", "");
+			printf("      %-10sno descriptor armed for it: resuming does not abort\n",
+			       "");
 	}
 }
 

@@ -68,14 +68,16 @@ golden() { # NAME FILE: text and pretty JSON compared byte for byte
 		>"$TMP/gold-$n-txt.diff"; then
 		pass "golden text: $n"
 	else
-		fail "golden text: $n" "rc $(rc "gold-$n-txt"); $(head -n 20 "$TMP/gold-$n-txt.diff")"
+		fail "golden text: $n" \
+			"rc $(rc "gold-$n-txt"); $(head -n 20 "$TMP/gold-$n-txt.diff")"
 	fi
 	run "gold-$n-json" scan --pretty "$f"
 	if [ "$(rc "gold-$n-json")" -eq 0 ] && diff -u "$GOLD/$n.json" "$TMP/gold-$n-json.out" \
 		>"$TMP/gold-$n-json.diff"; then
 		pass "golden JSON: $n"
 	else
-		fail "golden JSON: $n" "rc $(rc "gold-$n-json"); $(head -n 20 "$TMP/gold-$n-json.diff")"
+		fail "golden JSON: $n" \
+			"rc $(rc "gold-$n-json"); $(head -n 20 "$TMP/gold-$n-json.diff")"
 	fi
 	# compact and pretty JSON are the same document
 	run "compact-$n" scan --json "$f"

@@ -39,7 +39,7 @@ perm_case() { # CMD...: run rseqdbg as the unprivileged user against $victim
 	"$@" scan --pid "$victim" >"$TMP/perm.out" 2>"$TMP/perm.err"
 	rc=$?
 	if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/perm.err")" -eq 1 ] &&
-		grep -q "^rseqdbg: scan: cannot trace pid $victim: Operation not permitted (need root" \
+		grep -q "^rseqdbg: scan: cannot trace pid $victim: Operation not permitted (need" \
 			"$TMP/perm.err" && [ ! -s "$TMP/perm.out" ]; then
 		pass "no permission: exit 2, one clear line"
 	else
@@ -65,7 +65,7 @@ else
 fi
 
 if ! have_ptrace; then
-	skip "scan --pid of the example" "ptrace not permitted here (need root or ptrace_scope <= 1)"
+	skip "scan --pid of the example" "ptrace not permitted (need root or ptrace_scope <= 1)"
 	finish
 	exit
 fi
