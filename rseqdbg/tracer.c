@@ -816,7 +816,8 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 					  e->v.file_off);
 		s->nsections++;
 	}
-	qsort(s->sections, s->nsections, sizeof(*s->sections), cmp_sections);
+	if (s->nsections)
+		qsort(s->sections, s->nsections, sizeof(*s->sections), cmp_sections);
 	cap = 0;
 	while (!bpf_map_get_next_key(fd_procs, pprev, &pkey)) {
 		pprev = &pkey;
