@@ -706,34 +706,55 @@ static int list_threads(pid_t pid, struct thread **res, size_t *n)
 	return 0;
 }
 
-/* The pid of the debugger already tracing pid, 0 when none or unknown. */
-static int tracer_of(pid_t pid)
+/* Why ptrace may refuse a process with EPERM although we have the privilege. */
+struct proc_status {
+	char state;   /* 'Z' zombie, ... */
+	int tracer;   /* pid of a debugger already attached, 0 when none */
+	bool user_mm; /* has user memory: not a kernel thread */
+};
+
+static void proc_status(pid_t pid, struct proc_status *ps)
 {
 	char path[64], line[128];
-	int tracer = 0;
 	FILE *f;
 
+	memset(ps, 0, sizeof(*ps));
+	ps->user_mm = true;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return;
+	ps->user_mm = false;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
+		if (sscanf(line, "TracerPid: %d", &ps->tracer) == 1)
+			continue;
+		if (sscanf(line, "State: %c", &ps->state) == 1)
+			continue;
+		if (!strncmp(line, "VmSize:", 7))
+			ps->user_mm = true;
 	}
 	fclose(f);
-	return tracer;
 }
 
 static int pid_error(pid_t pid, int err)
 {
-	int tracer;
+	struct proc_status ps = { .user_mm = true };
 
 	if (err == -ENOENT || err == -ESRCH)
 		return rd_error("pid %d: no such process", (int)pid);
-	tracer = err == -EPERM ? tracer_of(pid) : 0;
-	if (tracer)
-		return rd_error("cannot trace pid %d: already traced by pid %d", (int)pid, tracer);
+	if (pid == getpid())
+		return rd_error("cannot trace pid %d: it is this rseqdbg process", (int)pid);
+	if (err == -EPERM)
+		proc_status(pid, &ps);
+	if (ps.state == 'Z')
+		return rd_error("cannot trace pid %d: a zombie (it exited, its parent has not "
+				"reaped it)",
+				(int)pid);
+	if (!ps.user_mm)
+		return rd_error("cannot trace pid %d: a kernel thread, it has no user code",
+				(int)pid);
+	if (ps.tracer)
+		return rd_error("cannot trace pid %d: already traced by pid %d", (int)pid, ps.tracer);
 	if (err == -EPERM || err == -EACCES)
 		return rd_error("cannot trace pid %d: %s (need root or CAP_SYS_PTRACE; as the same "
 				"user, kernel.yama.ptrace_scope 0)",
