@@ -55,6 +55,8 @@ if codes != {0}:
     print("rseqdbg scan failed on the generated PIE (exit %s)" % sorted(codes))
     sys.exit(1)
 re_, _ = timed([["readelf", "-r", "-x", "__rseq_cs", big]], 5)
+print("load average: %.2f %.2f %.2f on %d CPUs (wall-clock medians; a busy machine slows "
+      "both tools)" % (os.getloadavg() + (os.cpu_count(),)))
 table("100k relocated descriptors", [("rseqdbg scan --json", 5, rd),
                                      ("readelf -r -x __rseq_cs", 5, re_)])
 print()
@@ -86,5 +88,9 @@ print("files: %d ELF files under /usr/lib, %.0f MiB, %d batches of up to 200; "
       "rseqdbg refused %d" % (len(files), total / 2**20, len(batches), refused))
 rd, _ = timed([[rseqdbg, "scan"] + b for b in batches], 3)
 re_, _ = timed([["readelf", "-S"] + b for b in batches], 3)
-table("/usr/lib ELF files", [("rseqdbg scan", 3, rd), ("readelf -S", 3, re_)])
+nd, _ = timed([[rseqdbg, "scan", "--no-debuginfo"] + b for b in batches], 3)
+table("/usr/lib ELF files", [("rseqdbg scan", 3, rd), ("readelf -S", 3, re_),
+                             ("rseqdbg scan --no-debuginfo", 3, nd)])
+print("load average at the end: %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() +
+                                                               (os.cpu_count(),)))
 PYEOF
