@@ -656,11 +656,25 @@ nomem:
 	return dw;
 }
 
+/* Asked of every file a scan prints: look for a unit with a line table without reading
+ * the tables themselves. */
 bool elfscan_has_dwarf(struct elfscan *es)
 {
-	struct es_dwarf *dw = es ? lines_get(es) : NULL;
+	struct es_dwarf *dw = es ? dwarf_get(es) : NULL;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
 
-	return dw && dw->nlines;
+	if (!dw || !dw->dbg)
+		return false;
+	if (dw->lines_built)
+		return dw->nlines > 0;
+	while (dwarf_get_units(dw->dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
+		if (dwarf_hasattr(&cudie, DW_AT_stmt_list))
+			return true;
+	}
+	return false;
 }
 
 int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *line, int *col)
