@@ -761,8 +761,9 @@ def _on_breakpoint_created(bp):
             if sec is None:
                 continue
             gdb.write("warning: breakpoint %d at 0x%x is inside rseq critical section %s: "
-                      "each hit aborts the section to 0x%x, so it never completes while the "
-                      "breakpoint is there; break at 0x%x (post-commit) or 0x%x (abort) instead\n"
+                      "each stop there ends the section: resuming aborts it to 0x%x (or, when gdb "
+                      "steps the breakpoint out of line, the kernel disarms it and the rest runs "
+                      "unprotected); break at 0x%x (post-commit) or 0x%x (abort) instead\n"
                       % (bp.number, addr, sec.where(), sec.abort, sec.post_commit, sec.abort),
                       gdb.STDERR)
     except (gdb.error, RuntimeError):
