@@ -293,6 +293,7 @@ static void disarm_timer(void)
 int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_ms)
 {
 	struct rd_thread *t;
+	bool stepping;
 	int st, event;
 	pid_t tid;
 
@@ -327,6 +328,8 @@ int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_m
 	if (!t)
 		return -ENOMEM;
 	t->state = RD_T_STOPPED;
+	stepping = t->stepping;
+	t->stepping = false;
 	ev->sig = WSTOPSIG(st);
 	event = st >> 16;
 	switch (event) {
@@ -361,7 +364,7 @@ int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_m
 			siginfo_t si;
 
 			ev->kind = RD_EV_TRAP;
-			if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0)
+			if (!stepping && ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0)
 				ev->code = si.si_code;
 		} else {
 			ev->kind = RD_EV_SIGNAL;
@@ -382,6 +385,7 @@ int rd_pt_cont(struct rd_tracee *tr, struct rd_thread *t, int sig)
 	if (ptrace(PTRACE_CONT, t->tid, 0, (long)sig) < 0)
 		return -errno;
 	t->state = RD_T_RUNNING;
+	t->stepping = false;
 	return 0;
 }
 
@@ -393,6 +397,7 @@ int rd_pt_singlestep(struct rd_tracee *tr, struct rd_thread *t, int sig)
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, (long)sig) < 0)
 		return -errno;
 	t->state = RD_T_RUNNING;
+	t->stepping = true;
 	return 0;
 }
 

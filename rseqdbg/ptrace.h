@@ -24,6 +24,7 @@ struct rd_thread {
 	enum rd_tstate state;
 	int pending_sig; /* delivered on the next resume or at detach */
 	bool held;	 /* stopped at one of our breakpoints until they are removed */
+	bool stepping;	 /* single-stepped: its next trap needs no siginfo */
 };
 
 struct rd_tracee {
@@ -39,7 +40,8 @@ struct rd_tracee {
 
 enum rd_ev_kind {
 	RD_EV_NONE,	 /* interrupted by a signal to us or the timeout */
-	RD_EV_TRAP,	 /* SIGTRAP stop: single-step or breakpoint; code = si_code */
+	RD_EV_TRAP,	 /* SIGTRAP stop: single-step or breakpoint; code = si_code (0 after
+			    a single-step, whose trap is not examined) */
 	RD_EV_SIGNAL,	 /* signal-delivery-stop: sig */
 	RD_EV_STOP,	 /* PTRACE_EVENT_STOP: interrupt, group-stop, new thread */
 	RD_EV_CLONE,	 /* msg = new thread id */

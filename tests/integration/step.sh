@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg step through each critical-section style of the workload: the program's result is
+# correct and every passage reported matches the workload's own per-section counters. Next to
+# it, the problem: naive single-stepping (a ptrace helper and gdb's stepi) never completes a
+# section.
+source "$(dirname "$0")/../lib.sh"
+
+WL="$BUILD/tests/workloads/rseq_workload"
+NAIVE="$BUILD/tests/tools/naive_step"
+if ! have_ptrace; then
+	skip "step" "ptrace not permitted"
+	finish
+	exit
+fi
+[ -x "$WL" ] || { fail "step: workload" "$WL not built"; finish; exit; }
+
+# sym NAME: the symbol's address in the workload (file address, as nm prints it)
+sym() { nm "$WL" | awk -v s="$1" '$3 == s { print "0x" $1; exit }'; }
+# kv FILE KEY: a value of the workload's report
+kv() { sed -n "s/^$2=//p" "$1"; }
+# jcount FILE PATTERN: JSON lines of rseqdbg containing PATTERN
+jcount() { grep -c -- "$2" "$1"; }
+
+section_fn() {
+	case $1 in
+	counter) echo wl_counter_add ;;
+	tcmalloc) echo wl_tcmalloc_push ;;
+	condexit) echo wl_condexit ;;
+	esac
+}
+
+# run_case NAME MODE EXTRA...: step the whole run from the section function
+run_case() {
+	local name=$1 mode=$2; shift 2
+	local fn out="$TMP/$name.json" rep="$TMP/$name.report" why=""
+	fn=$(section_fn "$mode")
+	timeout 300 "$RSEQDBG" step --quiet --json --from "$fn" --count 1000000 --detach -- \
+		"$WL" --mode "$mode" --out "$rep" "$@" >"$out" 2>"$TMP/$name.err"
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$name" "rseqdbg exited $rc: $(head -c 300 "$TMP/$name.err")"
+		return
+	fi
+	if [ "$(kv "$rep" result)" != ok ]; then
+		fail "$name" "workload: $(kv "$rep" result)"
+		return
+	fi
+	local iters commits aborts exits passages c a e
+	iters=$(kv "$rep" "section.$fn.iterations")
+	commits=$(kv "$rep" "section.$fn.commits")
+	aborts=$(kv "$rep" "section.$fn.aborts")
+	exits=$(kv "$rep" "section.$fn.exits")
+	passages=$(jcount "$out" '"type":"passage"')
+	c=$(jcount "$out" '"result":"commit"')
+	a=$(jcount "$out" '"result":"abort"')
+	e=$(jcount "$out" '"result":"exit"')
+	grep -q '"type":"summary"' "$out" || why="no summary"
+	[ "$passages" = "$iters" ] || why="$why passages $passages != iterations $iters"
+	[ "$c" = "$commits" ] || why="$why commits $c != $commits"
+	[ "$a" = "$aborts" ] || why="$why aborts $a != $aborts"
+	[ "$e" = "$exits" ] || why="$why exits $e != $exits"
+	# every passage names the section's function and stays below 3 stops per passage
+	[ "$(jcount "$out" "\"function\":\"$fn\"")" = "$passages" ] || why="$why passage not named $fn"
+	if [ -z "$why" ]; then pass "$name ($iters passages: $c commits, $a aborts, $e exits)"; else fail "$name" "$why"; fi
+}
+
+for mode in counter tcmalloc condexit; do
+	run_case "step $mode" "$mode" --iters 1000
+done
+# Signals delivered to the stepped thread abort sections; the counts still match.
+run_case "step counter with signals" counter --iters 1000 --signal-us 300
+
+# The exits of condexit are found by decoding the section (no table lists them).
+out="$TMP/condexit.json"
+if grep '"type":"passage"' "$TMP/step condexit.json" 2>/dev/null | grep -q '"result":"exit"'; then
+	pass "step condexit: exit found by decoding"
+else
+	fail "step condexit: exit found by decoding" "no passage left through an exit"
+fi
+
+# Plain output: one line per step with tid, address, module+offset, symbol, source, insn.
+"$RSEQDBG" step --from wl_counter_add --count 8 -- "$WL" --mode counter --iters 50 \
+	>"$TMP/text.out" 2>&1
+start=$(sym rseq_start_counter)
+line1=$(head -1 "$TMP/text.out")
+if [[ "$line1" =~ ^[0-9]+\ 0x[0-9a-f]+\ rseq_workload\+0x[0-9a-f]+\ wl_counter_add\ \(rseq_workload.S:[0-9]+\)\ \ [a-z] ]]; then
+	pass "step text line"
+else
+	fail "step text line" "got: $line1"
+fi
+if grep -q "passage wl_counter_add (rseq_workload.S:[0-9]*) .*: committed" "$TMP/text.out" &&
+	grep -q "^summary: count; 8 instructions stepped, 1 passages" "$TMP/text.out"; then
+	pass "step text passage and summary"
+else
+	fail "step text passage and summary" "$(tail -3 "$TMP/text.out")"
+fi
+# The passage is reported at the section's start address as nm sees it (bias removed).
+pstart=$(grep -o 'passage wl_counter_add ([^)]*) \[0x[0-9a-f]*' "$TMP/text.out" | head -1 | sed 's/.*\[//')
+modoff=$(grep -o 'rseq_workload+0x[0-9a-f]* wl_counter_add (' "$TMP/text.out" | head -1 | sed 's/rseq_workload+\(0x[0-9a-f]*\).*/\1/')
+addr1=$(awk '{print $2; exit}' "$TMP/text.out")
+if [ -n "$pstart" ] && [ $((pstart - addr1 + $(sym wl_counter_add))) -eq $((start)) ] &&
+	[ $((modoff)) -eq $(($(sym wl_counter_add))) ]; then
+	pass "step addresses agree with nm"
+else
+	fail "step addresses agree with nm" "start $pstart first $addr1 modoff $modoff"
+fi
+
+# --until stops before the given address; --finish at the function's return.
+"$RSEQDBG" step --json --from wl_counter_add --until rseq_post_commit_counter --count 1000 -- \
+	"$WL" --mode counter --iters 50 >"$TMP/until.json" 2>&1
+if grep -q '"end":"until"' "$TMP/until.json"; then pass "step --until"; else fail "step --until" "$(tail -1 "$TMP/until.json")"; fi
+"$RSEQDBG" step --json --from wl_counter_add --finish --count 1000 -- \
+	"$WL" --mode counter --iters 50 >"$TMP/finish.json" 2>&1
+last=$(grep '"type":"step"' "$TMP/finish.json" | tail -1)
+if grep -q '"end":"finish"' "$TMP/finish.json" && [[ "$last" == *'"insn":"ret"'* ]]; then
+	pass "step --finish"
+else
+	fail "step --finish" "$(tail -1 "$TMP/finish.json")"
+fi
+
+# Launch without --from: stepping starts at the program's first instruction (the dynamic
+# loader's entry point for this PIE).
+"$RSEQDBG" step --json --count 3 -- "$WL" --mode counter --iters 5 >"$TMP/first.json" 2>&1
+interp=$(readelf -l "$WL" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+entry=$(readelf -h "$interp" 2>/dev/null | awk '/Entry point/ {print $4}')
+first_off=$(grep -m1 '"type":"step"' "$TMP/first.json" | sed -n 's/.*"module_offset":\([0-9]*\).*/\1/p')
+if [ -n "$first_off" ] && [ -n "$entry" ] && [ $((first_off)) -eq $((entry)) ]; then
+	pass "step starts at the first instruction"
+else
+	fail "step starts at the first instruction" "offset $first_off, entry $entry"
+fi
+
+# The problem, shown: naive single-stepping never gets through a section.
+for mode in counter tcmalloc condexit; do
+	fn=$(section_fn "$mode")
+	res=$("$NAIVE" --func "$(sym "$fn")" --start "$(sym "rseq_start_$mode")" \
+		--post "$(sym "rseq_post_commit_$mode")" --abort "$(sym "rseq_abort_$mode")" \
+		--max 3000 -- "$WL" --mode "$mode" --iters 100000 2>&1)
+	ab=$(sed -n 's/.*abort_hits=\([0-9]*\).*/\1/p' <<<"$res")
+	po=$(sed -n 's/.*post_commit_hits=\([0-9]*\).*/\1/p' <<<"$res")
+	if [ -n "$ab" ] && [ "$ab" -gt 10 ] && [ "$po" = 0 ]; then
+		pass "naive stepping never completes $fn ($res)"
+	else
+		fail "naive stepping never completes $fn" "$res"
+	fi
+done
+
+if command -v gdb >/dev/null; then
+	cat >"$TMP/gdb.cmd" <<'GDB'
+set pagination off
+set confirm off
+break wl_counter_add
+run
+set $start = (long)&rseq_start_counter
+set $post = (long)&rseq_post_commit_counter
+set $abort = (long)&rseq_abort_counter
+set $n = 0
+set $in = 0
+set $starts = 0
+set $posts = 0
+set $aborts = 0
+while $n < 300
+  stepi
+  if $in && $pc == $post
+    set $posts = $posts + 1
+  end
+  if $in && $pc >= $abort && $pc < $abort + 16
+    set $aborts = $aborts + 1
+  end
+  set $in = ($pc >= $start && $pc < $post)
+  if $pc == $start
+    set $starts = $starts + 1
+  end
+  set $n = $n + 1
+end
+printf "gdb: start_hits=%d abort_hits=%d post_commit_hits=%d\n", $starts, $aborts, $posts
+kill
+GDB
+	res=$(timeout 300 gdb -nx -batch -x "$TMP/gdb.cmd" --args "$WL" --mode counter --iters 100000 2>&1 | grep '^gdb: ')
+	ab=$(sed -n 's/.*abort_hits=\([0-9]*\).*/\1/p' <<<"$res")
+	po=$(sed -n 's/.*post_commit_hits=\([0-9]*\).*/\1/p' <<<"$res")
+	if [ -n "$ab" ] && [ "$ab" -gt 5 ] && [ "$po" = 0 ]; then
+		pass "gdb stepi never completes wl_counter_add (${res#gdb: })"
+	else
+		fail "gdb stepi never completes wl_counter_add" "${res:-no output}"
+	fi
+else
+	skip "gdb stepi never completes wl_counter_add" "gdb not installed"
+fi
+
+# Errors: one line, exit 2, nothing left behind.
+marker="$TMP/never-started-$$"
+"$RSEQDBG" step --from no_such_function_xyz -- "$WL" --out "$marker" >"$TMP/e1.out" 2>"$TMP/e1.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/e1.err")" -eq 1 ] && grep -q "no_such_function_xyz" "$TMP/e1.err" &&
+	! pgrep -f "$marker" >/dev/null; then
+	pass "step unknown symbol"
+else
+	fail "step unknown symbol" "rc=$rc $(cat "$TMP/e1.err")"
+fi
+sleep 30 &
+dead=$!
+kill $dead; wait $dead 2>/dev/null
+"$RSEQDBG" step --pid "$dead" --count 1 >/dev/null 2>"$TMP/e2.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/e2.err")" -eq 1 ] && grep -q "$dead" "$TMP/e2.err"; then
+	pass "step --pid of a dead process"
+else
+	fail "step --pid of a dead process" "rc=$rc $(cat "$TMP/e2.err")"
+fi
+if have_root && command -v setpriv >/dev/null; then
+	sleep 30 &
+	victim=$!
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$RSEQDBG" step --pid "$victim" \
+		--count 1 >/dev/null 2>"$TMP/e3.err"
+	rc=$?
+	state=$(awk '{print $3}' /proc/$victim/stat 2>/dev/null)
+	tracer=$(awk '/TracerPid/ {print $2}' /proc/$victim/status 2>/dev/null)
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/e3.err")" -eq 1 ] && grep -qi "permi" "$TMP/e3.err" &&
+		[ "$state" = S ] && [ "$tracer" = 0 ]; then
+		pass "step without permission"
+	else
+		fail "step without permission" "rc=$rc state=$state tracer=$tracer $(cat "$TMP/e3.err")"
+	fi
+	kill $victim; wait $victim 2>/dev/null
+else
+	skip "step without permission" "needs root and setpriv"
+fi
+"$RSEQDBG" step --count 0 -- /bin/true >/dev/null 2>"$TMP/e4.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/e4.err")" -eq 1 ]; then pass "step bad --count"; else fail "step bad --count" "rc=$rc"; fi
+"$RSEQDBG" step -- /nonexistent/prog >/dev/null 2>"$TMP/e5.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/e5.err")" -eq 1 ] && grep -q /nonexistent/prog "$TMP/e5.err"; then
+	pass "step missing program"
+else
+	fail "step missing program" "rc=$rc $(cat "$TMP/e5.err")"
+fi
+
+finish
