@@ -172,7 +172,7 @@ static const char *debuginfo_text(struct elfscan *es, const struct scan_opts *o,
 	else if (elfscan_has_dwarf(es))
 		snprintf(buf, len, "DWARF in the file");
 	else
-		snprintf(buf, len, "no DWARF: functions from the symbol table");
+		snprintf(buf, len, "no DWARF line information");
 	return buf;
 }
 
@@ -183,7 +183,8 @@ static int hexlen(uint64_t v)
 	return snprintf(buf, sizeof(buf), "%#" PRIx64, v);
 }
 
-/* "#2" when an earlier shown section has the same start, post-commit and abort. */
+/* The index of an earlier shown section with the same start, post-commit and abort (the
+ * same code described twice), -1 when there is none. */
 static int duplicate_of(const struct view *v, size_t i)
 {
 	const struct elfscan_cs *c = v->cs[i];
