@@ -217,6 +217,11 @@ def check_file(path):
                len({x.get("addr") for x in ptr_sites}) == nslots and
                all(x.get("table") in tables for x in sites),
                "found_in %r, expected %d distinct %s slots" % (sites, nslots, PTR))
+        if not e["ptr"]:
+            # Without a pointer array the descriptor is found by walking its own table.
+            want_t = e["tables"]
+            result(c + " walked", sites and all(x.get("table") in want_t for x in sites),
+                   "found_in %r, expected sites in %s" % (sites, sorted(want_t)))
         if shdrs:
             lo, size = shdrs.get(e["table_section"], (0, 0))
             d = s.get("descriptor", -1)
@@ -242,6 +247,17 @@ def check_file(path):
                all(x.get("start_ip") == start for x in got_exits),
                "exit_points %r, symbols say start %#x exits %s" % (
                    got_exits, start, [hex(x) for x in want_exits]))
+        for x in got_exits:
+            fn, off = func_of(funcs, x.get("exit_ip", -1))
+            loc = x.get("exit") or {}
+            ok = loc.get("function") == fn and loc.get("offset") == off
+            if shdrs and EXITS in shdrs:
+                elo, esz = shdrs[EXITS]
+                a = x.get("addr", -1)
+                ok = ok and elo <= a < elo + esz and (a - elo) % 16 == 0
+            result("%s exit %#x" % (c, x.get("exit_ip", -1)), ok,
+                   "entry %r: expected function %r+%r and an entry address in %s" % (
+                       x, fn, off, EXITS))
     fexits = fo.get("exit_points") or []
     result(tag + " file exit points", len(fexits) == all_exits,
            "%d exit points, %d rseq_exit_* symbols" % (len(fexits), all_exits))
@@ -249,7 +265,9 @@ def check_file(path):
     # DWARF: only cs-pie-dwarf and cs-pie-zdebug have line info; lines come from the labels
     # in the source.
     dwarf = name in ("cs-pie-dwarf", "cs-pie-zdebug")
-    result(tag + " dwarf", fo.get("dwarf") is dwarf, "dwarf=%r" % fo.get("dwarf"))
+    result(tag + " dwarf", fo.get("dwarf") is dwarf and fo.get("debuginfo") is None,
+           "dwarf=%r debuginfo=%r (no separate debug file exists for fixtures)" % (
+               fo.get("dwarf"), fo.get("debuginfo")))
     src = os.path.join(fixdir, "src", "cs-x86_64.S")
     for s in secs:
         for what in ("start", "post_commit", "abort"):
