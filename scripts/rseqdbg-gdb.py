@@ -484,10 +484,20 @@ class Stepper:
             return what, "exited (to 0x%x%s)" % (pc, _symbol(pc))
         return what, "committed"
 
-    def one(self, over_calls=False):
-        """Execute one instruction of the selected thread (or one section passage).
+    def _enters(self, insn, desc):
+        """The section one of insn's successors lies in, or None."""
+        for a in insn.successors():
+            sec = REG.find(a, desc)
+            if sec is not None:
+                return sec
+        return None
 
-        Returns False when stepping has to stop (program exited, interrupted)."""
+    def one(self, over_calls=False, limit=1):
+        """Execute up to limit instructions of the selected thread; a section passage is one.
+
+        Straight-line instructions that cannot lead into a section go to gdb as one
+        `stepi K`, which costs far less than K commands. Returns the number of steps done,
+        0 when stepping has to stop (program exited, interrupted)."""
         thread = gdb.selected_thread()
         if thread is None or not thread.is_valid():
             raise gdb.GdbError("The program is not being run.")
@@ -496,34 +506,46 @@ class Stepper:
         pc = int(frame.pc())
         desc = _thread_descriptor()
         i = self.insn(arch, pc)
-        sec = REG.find(pc, desc)
-        succ = i.successors()
-        if sec is None:
-            for a in succ:
-                sec = REG.find(a, desc)
-                if sec is not None:
-                    break
+        sec = REG.find(pc, desc) or self._enters(i, desc)
         if sec is not None:
-            others = [a for a in succ if not sec.contains(a)]
+            others = [a for a in i.successors() if not sec.contains(a)]
             what, line = self.step_over(arch, thread, sec, others)
             if what is None:
                 gdb.write("rseq: %s\n" % line)
-                return False
+                return 0
             if what != "not-entered":
                 gdb.write("stepped over rseq critical section %s: %s\n" % (sec.where(), line))
-            return what != "interrupted"
+            return 0 if what == "interrupted" else 1
         if over_calls and i.is_call:
             gdb.execute("nexti", to_string=True)
-        else:
+            return 1
+        path = [pc]
+        while (len(path) < min(limit, 64) and not i.targets and not i.indirect and
+               i.falls_through and not i.is_call):
+            nxt = self.insn(arch, i.addr + i.length)
+            if REG.find(nxt.addr, desc) or self._enters(nxt, desc):
+                break
+            path.append(nxt.addr)
+            i = nxt
+        if len(path) == 1:
             gdb.execute("stepi", to_string=True)
-        return True
+            return 1
+        gdb.execute("stepi %d" % len(path), to_string=True)
+        try:
+            now = int(gdb.selected_frame().pc())
+        except gdb.error:
+            return len(path)
+        # stopped early (a breakpoint, a signal): count what ran
+        return path.index(now) if now in path[1:] else len(path)
 
     def run(self, count, over_calls=False, lines=False):
+        if not gdb.selected_inferior().pid or gdb.selected_thread() is None:
+            raise gdb.GdbError("The program is not being run.")
         self.stats = dict.fromkeys(self.stats, 0)
         self.active = True
         quiet = gdb.parameter("suppress-cli-notifications")
         gdb.execute("set suppress-cli-notifications on")
-        done = 0
+        done, exited = 0, False
         try:
             if lines:
                 for _ in range(count):
@@ -532,24 +554,26 @@ class Stepper:
                     done += 1
             else:
                 while done < count:
-                    if not self.one(over_calls):
+                    n = self.one(over_calls, count - done)
+                    if not n:
                         break
-                    done += 1
-        except gdb.error as e:
-            if not gdb.selected_inferior().pid:
-                gdb.write("rseq: the program exited after %d steps\n" % done)
-                return
-            raise
+                    done += n
+        except (gdb.error, gdb.GdbError):
+            if gdb.selected_inferior().pid and gdb.selected_thread() is not None:
+                raise
+            exited = True
         finally:
             self.active = False
             gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"))
         s = self.stats
         passages = s["committed"] + s["aborted"] + s["exited"]
-        if count > 1 or passages:
+        if exited:
+            gdb.write("rseq: the program exited\n")
+        if count > 1 or passages or exited:
             gdb.write("rseq: %d %s, %d critical section passages (%d committed, %d aborted, "
                       "%d exited)\n" % (done, "lines" if lines else "steps", passages,
                                         s["committed"], s["aborted"], s["exited"]))
-        if gdb.selected_inferior().pid:
+        if not exited:
             gdb.execute("x/i $pc")
 
     def line_step(self, limit=1000000):
@@ -594,7 +618,8 @@ breakpoints at all of its exits and report how it left: committed, aborted or ex
 class RseqInfo(gdb.Command):
     """List the rseq critical sections of the loaded objects, at runtime addresses.
 
-Each line: function, start, post_commit and abort addresses, exit points, source location
+Each line: function, start, post_commit and abort addresses, exit points from the table,
+branches leaving the section found by decoding it (while the program runs), source location
 and object. Sections come from `rseqdbg scan --json` on each object file plus its load bias."""
 
     def __init__(self):
@@ -608,8 +633,18 @@ and object. Sections come from `rseqdbg scan --json` on each object file plus it
             gdb.write("No rseq critical sections in the loaded objects.\n")
             return
         gdb.write("%d rseq critical section%s:\n" % (len(secs), "" if len(secs) == 1 else "s"))
+        arch = None
+        try:
+            if gdb.selected_inferior().pid:
+                arch = gdb.selected_frame().architecture()
+        except gdb.error:
+            pass
         for s in secs:
             exits = " exits=" + ",".join("0x%x" % e for e in s.exit_ips) if s.exit_ips else ""
+            if arch is not None:
+                out = [e for e in STEPPER.section_exits(arch, s) if e not in s.exit_ips]
+                if out:
+                    exits += " branch_exits=" + ",".join("0x%x" % e for e in out)
             src = " %s:%d" % (s.file, s.line) if s.file and s.line else ""
             gdb.write("  %s start=0x%x post_commit=0x%x abort=0x%x%s%s in %s\n" % (
                 s.function or "?", s.start, s.post_commit, s.abort, exits, src, s.module))
