@@ -426,6 +426,15 @@ bool es_in_exec(const struct elfscan *es, uint64_t addr)
 	return find_range(es->exec, es->nexec, addr) != NULL;
 }
 
+static int cmp_tab(const void *a, const void *b)
+{
+	const struct es_tab *x = *(const struct es_tab *const *)a, *y = *(const struct es_tab *const *)b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ndx < y->ndx ? -1 : x->ndx > y->ndx;
+}
+
 static int collect_tables(struct elfscan *es)
 {
 	size_t n = 0;
@@ -469,11 +478,53 @@ static int collect_tables(struct elfscan *es)
 		}
 		if (!pass) {
 			es->tabs = calloc(n ? n : 1, sizeof(*es->tabs));
-			if (!es->tabs)
+			es->tab_by_addr = calloc(n ? n : 1, sizeof(*es->tab_by_addr));
+			es->tab_of = calloc(es->shnum ? es->shnum : 1, sizeof(*es->tab_of));
+			if (!es->tabs || !es->tab_by_addr || !es->tab_of)
 				return es_ferr(es, ENOMEM, "out of memory for %zu tables", n);
 		}
 	}
+	for (size_t i = 0; i < es->ntabs; i++) {
+		es->tab_of[es->tabs[i].ndx] = &es->tabs[i];
+		if (es->tabs[i].size)
+			es->tab_by_addr[es->ntab_by_addr++] = &es->tabs[i];
+	}
+	qsort(es->tab_by_addr, es->ntab_by_addr, sizeof(*es->tab_by_addr), cmp_tab);
 	return 0;
+}
+
+/* Tables do not overlap in a sane file; in another, a lookup may miss but never strays. */
+struct es_tab *es_tab_at(const struct elfscan *es, uint64_t addr)
+{
+	size_t lo = 0, hi = es->ntab_by_addr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (es->tab_by_addr[mid]->addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr - es->tab_by_addr[lo - 1]->addr >= es->tab_by_addr[lo - 1]->size)
+		return NULL;
+	return es->tab_by_addr[lo - 1];
+}
+
+/* The lowest table address above addr, UINT64_MAX when none. */
+static uint64_t next_tab_addr(const struct elfscan *es, uint64_t addr)
+{
+	size_t lo = 0, hi = es->ntab_by_addr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (es->tab_by_addr[mid]->addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < es->ntab_by_addr ? es->tab_by_addr[lo]->addr : UINT64_MAX;
 }
 
 static void set_arch_name(struct elfscan *es)
@@ -676,6 +727,8 @@ void elfscan_close(struct elfscan *es)
 	for (size_t i = 0; i < es->ntabs; i++)
 		free(es->tabs[i].data);
 	free(es->tabs);
+	free(es->tab_by_addr);
+	free(es->tab_of);
 	free(es->regions);
 	free(es->exec);
 	free(es->shdrs);
@@ -697,23 +750,17 @@ int es_read(const struct elfscan *es, uint64_t addr, void *buf, size_t len)
 	unsigned char *out = buf;
 
 	while (len) {
-		const unsigned char *src = NULL;
-		uint64_t next_tab = UINT64_MAX, n = len;
+		const struct es_tab *t = es_tab_at(es, addr);
+		const unsigned char *src;
+		uint64_t n = len;
 
-		for (size_t i = 0; i < es->ntabs; i++) {
-			const struct es_tab *t = &es->tabs[i];
-
-			if (addr - t->addr < t->size) {
-				src = t->data + (addr - t->addr);
-				if (n > t->size - (addr - t->addr))
-					n = t->size - (addr - t->addr);
-				break;
-			}
-			if (t->addr > addr && t->addr < next_tab)
-				next_tab = t->addr;
-		}
-		if (!src) {
+		if (t) {
+			src = t->data + (addr - t->addr);
+			if (n > t->size - (addr - t->addr))
+				n = t->size - (addr - t->addr);
+		} else {
 			const struct es_region *r = find_range(es->regions, es->nregions, addr);
+			uint64_t next_tab = next_tab_addr(es, addr);
 
 			if (!r)
 				return -EFAULT;

@@ -141,13 +141,11 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 /* The __rseq_cs section holding the 32-byte descriptor at addr. */
 static const struct es_tab *cs_tab_at(const struct elfscan *es, uint64_t addr)
 {
-	for (size_t i = 0; i < es->ntabs; i++) {
-		const struct es_tab *t = &es->tabs[i];
+	const struct es_tab *t = es_tab_at(es, addr);
 
-		if (t->kind == ES_TAB_CS && addr - t->addr < t->size && t->size - (addr - t->addr) >= 32)
-			return t;
-	}
-	return NULL;
+	if (!t || t->kind != ES_TAB_CS || t->size - (addr - t->addr) < 32)
+		return NULL;
+	return t;
 }
 
 static int bad_slot(const struct elfscan *es, const struct es_tab *t, uint64_t slot, uint64_t ptr)

@@ -55,8 +55,11 @@ struct elfscan {
 	bool big_endian;
 	int wordsz; /* 4 or 8 */
 
-	struct es_tab *tabs; /* the rseq table sections, relocated */
+	struct es_tab *tabs; /* the rseq table sections, relocated, in index order */
 	size_t ntabs;
+	struct es_tab **tab_by_addr; /* the non-empty ones, sorted by address */
+	size_t ntab_by_addr;
+	struct es_tab **tab_of; /* per section index: its table, or NULL */
 	struct es_region *regions; /* sorted by addr */
 	size_t nregions;
 	struct es_region *exec; /* executable ranges (data unused), sorted by addr */
@@ -149,6 +152,8 @@ static inline void es_store(const struct elfscan *es, void *p, unsigned int n, u
 
 /* elf.c */
 const char *es_secname(const struct elfscan *es, size_t ndx);
+/* The table section holding addr, NULL when none. O(log n). */
+struct es_tab *es_tab_at(const struct elfscan *es, uint64_t addr);
 /* elfscan_read() without setting the error text: 0 or -EFAULT. */
 int es_read(const struct elfscan *es, uint64_t addr, void *buf, size_t len);
 /* The file's own (unrelocated) bytes for [addr, addr + len) when one region holds them all. */

@@ -20,7 +20,16 @@ struct symtab {
 	uint64_t nxndx;
 };
 
-static int load_symtab(const struct elfscan *es, size_t relndx, struct symtab *st)
+/* The SHT_SYMTAB_SHNDX section (object files with 65280+ sections), 0 when none. */
+static size_t find_xndx(const struct elfscan *es)
+{
+	for (size_t i = 1; i < es->shnum; i++)
+		if (es->shdrs[i].sh_type == SHT_SYMTAB_SHNDX)
+			return i;
+	return 0;
+}
+
+static int load_symtab(const struct elfscan *es, size_t relndx, size_t xndx, struct symtab *st)
 {
 	size_t link = es->shdrs[relndx].sh_link;
 	uint64_t entsz = es->wordsz == 8 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
@@ -42,13 +51,9 @@ static int load_symtab(const struct elfscan *es, size_t relndx, struct symtab *s
 	st->ndx = link;
 	st->data = es->image + sh->sh_offset;
 	st->n = sh->sh_size / entsz;
-	for (size_t i = 1; i < es->shnum; i++) {
-		const GElf_Shdr *x = &es->shdrs[i];
-
-		if (x->sh_type == SHT_SYMTAB_SHNDX && x->sh_link == link) {
-			st->xndx = es->image + x->sh_offset;
-			st->nxndx = x->sh_size / 4;
-		}
+	if (xndx && es->shdrs[xndx].sh_link == link) {
+		st->xndx = es->image + es->shdrs[xndx].sh_offset;
+		st->nxndx = es->shdrs[xndx].sh_size / 4;
 	}
 	return 0;
 }
@@ -100,17 +105,9 @@ static int sym_value(const struct elfscan *es, const struct symtab *st, uint64_t
 	return 0;
 }
 
-static struct es_tab *tab_at(struct elfscan *es, uint64_t addr)
-{
-	for (size_t i = 0; i < es->ntabs; i++)
-		if (addr - es->tabs[i].addr < es->tabs[i].size)
-			return &es->tabs[i];
-	return NULL;
-}
-
 /* Apply relocation section ri: to target (object file, r_offset within it) or, when target
  * is NULL, to whichever table holds r_offset (a linked file's dynamic relocations). */
-static int apply_section(struct elfscan *es, size_t ri, struct es_tab *target)
+static int apply_section(struct elfscan *es, size_t ri, size_t xndx, struct es_tab *target)
 {
 	const GElf_Shdr *sh = &es->shdrs[ri];
 	bool rela = sh->sh_type == SHT_RELA;
@@ -148,7 +145,7 @@ static int apply_section(struct elfscan *es, size_t ri, struct es_tab *target)
 				addend = (uint64_t)(int64_t)(int32_t)addend;
 		}
 		if (!t) {
-			t = tab_at(es, off);
+			t = es_tab_at(es, off);
 			if (!t)
 				continue;
 			pos = off - t->addr;
@@ -171,7 +168,7 @@ static int apply_section(struct elfscan *es, size_t ri, struct es_tab *target)
 			addend = es_load(es, es->image + es->shdrs[t->ndx].sh_offset + pos, width);
 		if (kind != ES_R_RELATIVE) {
 			if (!st.ndx) {
-				err = load_symtab(es, ri, &st);
+				err = load_symtab(es, ri, xndx, &st);
 				if (err)
 					return err;
 			}
@@ -226,7 +223,7 @@ static int check_relr(struct elfscan *es, const unsigned char *p, uint64_t size,
 			where += (uint64_t)(8 * w - 1) * w;
 		}
 		for (unsigned int i = 0; i < n; i++) {
-			struct es_tab *t = tab_at(es, addrs[i]);
+			struct es_tab *t = es_tab_at(es, addrs[i]);
 
 			if (t && t->size - (addrs[i] - t->addr) < w)
 				return es_ferr(es, EINVAL,
@@ -240,10 +237,12 @@ static int check_relr(struct elfscan *es, const unsigned char *p, uint64_t size,
 int es_relocate(struct elfscan *es)
 {
 	bool rel = es->ehdr.e_type == ET_REL, have_relr = false;
+	size_t xndx;
 	int err = 0;
 
 	if (!es->ntabs)
 		return 0;
+	xndx = find_xndx(es);
 	for (size_t i = 1; i < es->shnum && !err; i++) {
 		const GElf_Shdr *sh = &es->shdrs[i];
 
@@ -267,12 +266,11 @@ int es_relocate(struct elfscan *es)
 			/* Dynamic relocations are the allocated ones; --emit-relocs leaves
 			 * static ones behind that are already applied. */
 			if (sh->sh_flags & SHF_ALLOC)
-				err = apply_section(es, i, NULL);
+				err = apply_section(es, i, xndx, NULL);
 			continue;
 		}
-		for (size_t k = 0; k < es->ntabs && !err; k++)
-			if (es->tabs[k].ndx == sh->sh_info)
-				err = apply_section(es, i, &es->tabs[k]);
+		if (es->tab_of[sh->sh_info])
+			err = apply_section(es, i, xndx, es->tab_of[sh->sh_info]);
 	}
 	if (!err && !rel && !have_relr && es->has_dt_relr && es->dt_relrsz) {
 		const unsigned char *p = es_loaded(es, es->dt_relr, es->dt_relrsz);
