@@ -214,11 +214,6 @@ struct range {
 	const unsigned char *bytes; /* NULL when only the address range is known */
 };
 
-struct branch {
-	uint64_t target, src;
-	char text[32];
-};
-
 struct ctx {
 	struct elfscan *es;
 	const struct elfscan_audit_opts *o;
@@ -229,8 +224,8 @@ struct ctx {
 	size_t nx;
 	unsigned char *starts; /* instruction-start bitmap per exec range byte (sweep) */
 	size_t *xoff;	       /* bit offset of each range in starts */
-	struct branch *br;     /* direct branches found by the sweep, sorted by target */
-	size_t nbr;
+	uint64_t *bogus; /* descriptor addresses only dangling slots lead to */
+	size_t nbogus;
 	int err;
 };
 
@@ -482,6 +477,16 @@ static const struct range *in_exec(const struct ctx *c, uint64_t addr, bool end_
 	return NULL;
 }
 
+/* A pointer-array slot leads here, to no descriptor of __rseq_cs: the bytes decoded there
+ * are not a descriptor, so only the pointer (RSEQ020) and its alignment are reported. */
+static bool is_bogus(const struct ctx *c, const struct elfscan_cs *cs)
+{
+	for (size_t i = 0; i < c->nbogus; i++)
+		if (c->bogus[i] == cs->desc_addr && !(cs->sources & ELFSCAN_SRC_CS))
+			return true;
+	return false;
+}
+
 static bool is_rseq_cs_format(const struct elfscan_cs *cs)
 {
 	return cs->sources & (ELFSCAN_SRC_CS_PTR_ARRAY | ELFSCAN_SRC_CS | ELFSCAN_SRC_TABLE_2018);
@@ -525,6 +530,13 @@ static void check_descriptor(struct ctx *c, const struct elfscan_cs *cs)
 	uint64_t b = c->o->bias;
 	bool wraps = cs->start_ip + cs->post_commit_offset < cs->start_ip;
 
+	if (is_bogus(c, cs)) {
+		if (cs->desc_addr % 32)
+			add(c, C_ALIGN, cs, cs->desc_addr,
+			    "descriptor at 0x%" PRIx64 " is not 32-byte aligned (address %% 32 = %u)",
+			    cs->desc_addr + b, (unsigned int)(cs->desc_addr % 32));
+		return;
+	}
 	if (is_rseq_cs_format(cs)) {
 		if (cs->version)
 			add(c, C_VERSION, cs, cs->desc_addr,
@@ -583,13 +595,13 @@ static void check_signatures(struct ctx *c)
 		const struct elfscan_cs *cs = elfscan_get(c->es, i);
 		size_t cnt = 0;
 
-		if (cs->sig_status > ELFSCAN_SIG_MISMATCH || is_legacy(cs) ||
+		if (cs->sig_status > ELFSCAN_SIG_MISMATCH || is_legacy(cs) || is_bogus(c, cs) ||
 		    (best_n && cs->signature == best))
 			continue;
 		for (size_t j = 0; j < n; j++) {
 			const struct elfscan_cs *o = elfscan_get(c->es, j);
 
-			if (o->sig_status <= ELFSCAN_SIG_MISMATCH && !is_legacy(o) &&
+			if (o->sig_status <= ELFSCAN_SIG_MISMATCH && !is_legacy(o) && !is_bogus(c, o) &&
 			    o->signature == cs->signature)
 				cnt++;
 		}
@@ -604,7 +616,7 @@ static void check_signatures(struct ctx *c)
 		const struct elfscan_cs *cs = elfscan_get(c->es, i);
 		const uint8_t *s = cs->sig_bytes;
 
-		if (is_legacy(cs))
+		if (is_legacy(cs) || is_bogus(c, cs))
 			continue;
 		if (cs->sig_status == ELFSCAN_SIG_MISMATCH && !sig_known(c->es, cs))
 			add(c, C_SIG_UNKNOWN, cs, cs->abort_ip - 4,
@@ -680,38 +692,79 @@ static int cmp_exit(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void check_ptr_array(struct ctx *c)
+static bool all_zero(const unsigned char *p, size_t n)
 {
-	struct elfscan *es = c->es;
-	uint64_t pa, pasz, ca = 0, casz = 0, b = c->o->bias;
-	bool have_cs = find_section(es, "__rseq_cs", &ca, &casz);
-	uint16_t m = elfscan_machine(es);
-	unsigned char *pb;
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
 
-	if (!find_section(es, "__rseq_cs_ptr_array", &pa, &pasz) || pasz > ES_MAX_BYTES)
-		return;
-	pb = malloc(pasz + 1);
-	if (!pb) {
+static void dangling(struct ctx *c, uint64_t slot, uint64_t v, const char *why)
+{
+	uint64_t *nv = realloc(c->bogus, (c->nbogus + 1) * sizeof(*nv));
+
+	if (!nv) {
 		c->err = es_err(ENOMEM, "out of memory");
 		return;
 	}
-	/* the slots with relocations applied */
-	if (elfscan_read(es, pa, pb, pasz)) {
+	c->bogus = nv;
+	c->bogus[c->nbogus++] = v;
+	add(c, C_PTR_DANGLING, cs_by_desc(c->es, v), slot,
+	    "__rseq_cs_ptr_array entry at 0x%" PRIx64 " points to 0x%" PRIx64 ", %s",
+	    slot + c->o->bias, v + c->o->bias, why);
+}
+
+/* Each slot must point at one of the descriptors a 32-byte walk of __rseq_cs finds. */
+static void check_ptr_array(struct ctx *c)
+{
+	struct elfscan *es = c->es;
+	uint64_t pa, pasz, ca = 0, casz = 0, a0;
+	bool have_cs = find_section(es, "__rseq_cs", &ca, &casz);
+	uint16_t m = elfscan_machine(es);
+	unsigned char *pb, *cb = NULL;
+	char why[128];
+
+	if (!find_section(es, "__rseq_cs_ptr_array", &pa, &pasz) || pasz > ES_MAX_BYTES ||
+	    casz > ES_MAX_BYTES)
+		return;
+	pb = malloc(pasz + 1);
+	if (have_cs)
+		cb = malloc(casz + 1);
+	if (!pb || (have_cs && !cb)) {
 		free(pb);
+		free(cb);
+		c->err = es_err(ENOMEM, "out of memory");
 		return;
 	}
-	for (uint64_t off = 0; off + 8 <= pasz; off += 8) {
-		uint64_t v = rd_word(es, pb + off, 8);
-		if (have_cs && v >= ca && v < ca + casz)
+	/* relocations applied */
+	if (elfscan_read(es, pa, pb, pasz) || (cb && elfscan_read(es, ca, cb, casz)))
+		goto out;
+	a0 = ca % 32 ? ca + 32 - ca % 32 : ca;
+	for (uint64_t off = 0; off + 8 <= pasz && !c->err; off += 8) {
+		uint64_t v = rd_word(es, pb + off, 8), d;
+
+		if (elfscan_class(es) == 32)
+			v &= 0xffffffff;
+		if (!v)
 			continue;
+		if (have_cs && v >= ca && v < ca + casz) {
+			d = v >= a0 ? a0 + (v - a0) / 32 * 32 : v;
+			if (d == v || d + 32 > ca + casz || all_zero(cb + (d - ca), 32))
+				continue;
+			snprintf(why, sizeof(why), "inside the descriptor at 0x%" PRIx64,
+				 d + c->o->bias);
+			dangling(c, pa + off, v, why);
+			continue;
+		}
 		/* arm and mips keep an inline copy of the descriptor in .text */
 		if ((m == EM_ARM || m == EM_MIPS) && in_exec(c, v, false))
 			continue;
-		add(c, C_PTR_DANGLING, cs_by_desc(es, v), pa + off,
-		    "__rseq_cs_ptr_array entry at 0x%" PRIx64 " points to 0x%" PRIx64 ", %s",
-		    pa + off + b, v + b, have_cs ? "outside __rseq_cs" : "but there is no __rseq_cs");
+		dangling(c, pa + off, v, have_cs ? "outside __rseq_cs" : "but there is no __rseq_cs");
 	}
+out:
 	free(pb);
+	free(cb);
 }
 
 static void check_tables(struct ctx *c)
@@ -722,11 +775,13 @@ static void check_tables(struct ctx *c)
 	uint64_t b = c->o->bias, *starts;
 	const struct elfscan_exit **ex;
 
-	check_ptr_array(c);
 	for (size_t i = 0; i < n; i++) {
 		const struct elfscan_cs *cs = elfscan_get(es, i);
 		uint64_t first = 0;
 		size_t nptr = 0;
+
+		if (is_bogus(c, cs))
+			continue;
 
 		if ((src & ELFSCAN_SRC_CS_PTR_ARRAY) && (cs->sources & ELFSCAN_SRC_CS) &&
 		    !(cs->sources & ELFSCAN_SRC_CS_PTR_ARRAY))
@@ -750,7 +805,7 @@ static void check_tables(struct ctx *c)
 
 			if (o->start_ip != cs->start_ip)
 				break;
-			if (same_section(cs, o) && !inline_copy(c, cs, o))
+			if (same_section(cs, o) && !inline_copy(c, cs, o) && !is_bogus(c, o))
 				add(c, C_DUPLICATE, o, o->desc_addr,
 				    "descriptors at 0x%" PRIx64 " and 0x%" PRIx64
 				    " describe the same section",
@@ -764,7 +819,7 @@ static void check_tables(struct ctx *c)
 				break;
 			if ((o->start_ip == cs->start_ip &&
 			     o->post_commit_offset == cs->post_commit_offset) ||
-			    !o->post_commit_offset || o->post_commit_ip < o->start_ip)
+			    !o->post_commit_offset || o->post_commit_ip < o->start_ip || is_bogus(c, o))
 				continue;
 			add(c, C_OVERLAP, o, o->start_ip,
 			    "[0x%" PRIx64 ", 0x%" PRIx64 ") overlaps the section [0x%" PRIx64
@@ -947,7 +1002,8 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 	int err;
 
 	if (!cs->post_commit_offset || cs->post_commit_ip < cs->start_ip ||
-	    cs->post_commit_offset > (1u << 20) || !in_exec(c, cs->start_ip, false))
+	    cs->post_commit_offset > (1u << 20) || !in_exec(c, cs->start_ip, false) ||
+	    is_bogus(c, cs))
 		return false;
 	if (in_exec(c, cs->abort_ip, false) && !(cs->abort_ip - cs->start_ip < cs->post_commit_offset) &&
 	    !abort_on_boundary(c, cs)) {
@@ -1164,6 +1220,7 @@ int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 			goto out;
 		err = 0;
 	}
+	check_ptr_array(&c);
 	for (size_t i = 0; i < n; i++)
 		check_descriptor(&c, elfscan_get(es, i));
 	if (n)
@@ -1187,7 +1244,8 @@ int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 	err = c.err;
 	if (err)
 		goto out;
-	qsort(c.a->v, c.a->n, sizeof(*c.a->v), cmp_finding);
+	if (c.a->n)
+		qsort(c.a->v, c.a->n, sizeof(*c.a->v), cmp_finding);
 	*res = c.a;
 	c.a = NULL;
 out:
@@ -1196,5 +1254,6 @@ out:
 	free(c.x);
 	free(c.xoff);
 	free(c.starts);
+	free(c.bogus);
 	return err;
 }

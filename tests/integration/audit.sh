@@ -80,13 +80,16 @@ done
 #   rseq003: the 32-byte stride walk of __rseq_cs reads the 8 pad bytes and the misaligned
 #            descriptor as two bogus descriptors (start_ip 0): they fail the descriptor checks
 #            (version, empty, abort inside, not executable, signature unreadable), are not in
-#            the pointer array, and the one spanning [0, 0x401030) overlaps the real ones.
+#            the pointer array, and the one spanning [0, 0x401030) overlaps the real one. The
+#            pointer to the misaligned descriptor lands inside the first of them (RSEQ020).
+#   rseq020: the bad pointer is 8 bytes past a descriptor: what it points at is misaligned too
+#            (RSEQ003); no other check runs on bytes that are no descriptor.
 #   rseq011: x86 knows one signature, so the odd one out is also unknown (RSEQ010).
 #   rseq026: the exit the missing array would declare is an undeclared branch (RSEQ037).
 declare -A WANT=(
 	[rseq001-version]="RSEQ001"
 	[rseq002-flags]="RSEQ002"
-	[rseq003-align]="RSEQ001 RSEQ003 RSEQ004 RSEQ006 RSEQ007 RSEQ007 RSEQ007 RSEQ007 RSEQ010 RSEQ010 RSEQ021 RSEQ021 RSEQ027"
+	[rseq003-align]="RSEQ001 RSEQ003 RSEQ004 RSEQ006 RSEQ007 RSEQ007 RSEQ007 RSEQ007 RSEQ010 RSEQ010 RSEQ020 RSEQ021 RSEQ021 RSEQ027"
 	[rseq004-empty]="RSEQ004"
 	[rseq005-overflow]="RSEQ005"
 	[rseq006-abort-inside]="RSEQ006"
@@ -94,7 +97,7 @@ declare -A WANT=(
 	[rseq010-signature]="RSEQ010"
 	[rseq011-signatures-differ]="RSEQ010 RSEQ011"
 	[rseq012-registered]=""
-	[rseq020-ptr-dangling]="RSEQ020"
+	[rseq020-ptr-dangling]="RSEQ003 RSEQ020"
 	[rseq021-unlisted]="RSEQ021"
 	[rseq022-duplicate]="RSEQ022"
 	[rseq023-exit-no-section]="RSEQ023"
