@@ -446,7 +446,9 @@ static int collect_tables(struct elfscan *es)
 			struct es_tab *t;
 			size_t k;
 
-			if (sh->sh_type == SHT_NOBITS || !(sh->sh_flags & SHF_ALLOC))
+			/* Only sections with bytes in the file (checked by load_sections). */
+			if (sh->sh_type == SHT_NOBITS || sh->sh_type == SHT_NULL ||
+			    !(sh->sh_flags & SHF_ALLOC))
 				continue;
 			for (k = 0; k < sizeof(tab_names) / sizeof(tab_names[0]); k++)
 				if (!strcmp(name, tab_names[k].name))
