@@ -50,6 +50,8 @@ struct es_relsec {
 };
 
 struct es_dwarf {
+	Elf *src; /* where the DWARF is: es->elf or debug_elf; NULL when none */
+	bool opened;
 	Dwarf *dbg;
 	Elf *self; /* our own handle on the image, so that libdw never alters es->elf */
 	Dwfl *dwfl;
@@ -133,16 +135,6 @@ static bool build_id_hex(Elf *elf, char *buf, size_t bufsz)
 		}
 	}
 	return false;
-}
-
-static bool has_units(Dwarf *dbg)
-{
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie;
-	uint8_t unit_type;
-	Dwarf_Half version;
-
-	return dbg && dwarf_get_units(dbg, NULL, &cu, &version, &unit_type, &cudie, NULL) == 0;
 }
 
 /* Open path as a separate debug file: ELF, with DWARF or a symbol table. */
@@ -439,7 +431,39 @@ static void find_text(struct elfscan *es, struct es_dwarf *dw)
 	}
 }
 
-/* Find and open the DWARF once: the file's own, else a separate debug file's. */
+/* Whether elf carries the DWARF section .debug_<what> (or its old compressed .zdebug_). */
+static bool has_debug_section(Elf *elf, const char *what)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS || !shdr.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name)
+			continue;
+		if (!strncmp(name, ".zdebug_", 8))
+			name += 8;
+		else if (!strncmp(name, ".debug_", 7))
+			name += 7;
+		else
+			continue;
+		if (!strcmp(name, what))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Decide once where DWARF comes from: the file's own sections, else a separate debug file.
+ * Nothing is decompressed or parsed yet: a scan asks this of every file, while the tables
+ * are only read when an address is symbolized (dwarf_open()).
+ */
 static struct es_dwarf *dwarf_get(struct elfscan *es)
 {
 	struct es_dwarf *dw;
@@ -454,30 +478,41 @@ static struct es_dwarf *dwarf_get(struct elfscan *es)
 	es->dw = dw;
 	if (es->opts.no_debuginfo || !es->elf || !es->image)
 		return dw;
+	if (has_debug_section(es->elf, "info")) {
+		dw->src = es->elf;
+		return dw;
+	}
+	if (es->ehdr.e_type == ET_REL)
+		return dw;
+	find_debug_file(es);
+	if (has_debug_section(dw->debug_elf, "info"))
+		dw->src = dw->debug_elf;
+	return dw;
+}
+
+/* Open the DWARF chosen by dwarf_get(), on first need. */
+static struct es_dwarf *dwarf_open(struct elfscan *es)
+{
+	struct es_dwarf *dw = dwarf_get(es);
+
+	if (!dw || dw->opened || !dw->src)
+		return dw;
+	dw->opened = true;
 	if (es->ehdr.e_type == ET_REL) {
 		open_relocatable(es, dw);
 		return dw;
 	}
 	find_text(es, dw);
+	if (dw->src == dw->debug_elf) {
+		dw->dbg = dwarf_begin_elf(dw->debug_elf, DWARF_C_READ, NULL);
+		return dw;
+	}
 	if (!needs_copy(es->elf))
 		dw->self = elf_memory((char *)es->image, es->size);
 	else if (private_image(es, dw))
 		dw->self = elf_memory(dw->copy, es->size);
 	if (dw->self)
 		dw->dbg = dwarf_begin_elf(dw->self, DWARF_C_READ, NULL);
-	if (has_units(dw->dbg))
-		return dw;
-	if (dw->dbg)
-		dwarf_end(dw->dbg);
-	dw->dbg = NULL;
-	find_debug_file(es);
-	if (dw->debug_elf) {
-		dw->dbg = dwarf_begin_elf(dw->debug_elf, DWARF_C_READ, NULL);
-		if (dw->dbg && !has_units(dw->dbg)) {
-			dwarf_end(dw->dbg);
-			dw->dbg = NULL;
-		}
-	}
 	return dw;
 }
 
@@ -617,7 +652,7 @@ static bool in_units(const struct es_dwarf *dw, uint64_t addr)
 /* Every row of every unit, sorted by address once: a lookup is then a binary search. */
 static struct es_dwarf *lines_get(struct elfscan *es)
 {
-	struct es_dwarf *dw = dwarf_get(es);
+	struct es_dwarf *dw = dwarf_open(es);
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	Dwarf_Half version;
@@ -656,25 +691,17 @@ nomem:
 	return dw;
 }
 
-/* Asked of every file a scan prints: look for a unit with a line table without reading
- * the tables themselves. */
+/* Asked of every file a scan prints: answered from the section headers until the line
+ * tables have been read. */
 bool elfscan_has_dwarf(struct elfscan *es)
 {
 	struct es_dwarf *dw = es ? dwarf_get(es) : NULL;
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie;
-	Dwarf_Half version;
-	uint8_t unit_type;
 
-	if (!dw || !dw->dbg)
+	if (!dw || !dw->src)
 		return false;
 	if (dw->lines_built)
 		return dw->nlines > 0;
-	while (dwarf_get_units(dw->dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
-		if (dwarf_hasattr(&cudie, DW_AT_stmt_list))
-			return true;
-	}
-	return false;
+	return has_debug_section(dw->src, "line");
 }
 
 int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *line, int *col)
@@ -847,7 +874,7 @@ static int func_cmp(const void *a, const void *b)
 /* Subprograms are walked only when the symbol table could not answer. */
 static struct es_dwarf *funcs_get(struct elfscan *es)
 {
-	struct es_dwarf *dw = dwarf_get(es);
+	struct es_dwarf *dw = dwarf_open(es);
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	Dwarf_Half version;
