@@ -537,6 +537,11 @@ static void test_bad_sections_are_errors(void **state)
 	*cs = cs_saved;
 	cs->sh_type = SHT_NOBITS;
 	expect_error(&im, im.len, EINVAL, "SHT_NOBITS");
+	*cs = cs_saved;
+	/* An inactive (SHT_NULL) section's size means nothing: never read as a table. */
+	cs->sh_type = SHT_NULL;
+	cs->sh_size = 0x800727365ull;
+	expect_error(&im, im.len, EINVAL, "slot at");
 	free(im.b);
 
 	/* Without relocations (static), sizes are checked by the table decoders. */
