@@ -13,8 +13,6 @@ trap 'rm -rf "$W"' EXIT
 
 # Deterministic output: no paths of this machine in the files, fixed build-ids.
 export SOURCE_DATE_EPOCH=0
-# Preprocess a .S with the host cpp: the sources use no target macros, only ours.
-pp() { cpp -P -undef -nostdinc "$@"; }
 
 say() { printf '  %-28s %s\n' "$1" "$(stat -c %s "$1") bytes"; }
 
