@@ -247,7 +247,8 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 			free(mod->path);
 	}
 	mods->n = kept;
-	qsort(mods->v, mods->n, sizeof(*mods->v), cmp_start);
+	if (mods->n)
+		qsort(mods->v, mods->n, sizeof(*mods->v), cmp_start);
 out:
 	free(line);
 	free(firsts);

@@ -702,7 +702,8 @@ static int list_threads(pid_t pid, struct thread **res, size_t *n)
 		v[(*n)++].tid = (pid_t)tid;
 	}
 	closedir(d);
-	qsort(v, *n, sizeof(*v), cmp_tid);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_tid);
 	*res = v;
 	return 0;
 }
