@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Regenerate the ELF fixtures in tests/fixtures/bin/<arch>/ from tests/fixtures/src/.
-# Needs GNU binutils for every architecture (Debian's binutils-<triplet> packages), clang and
-# ld.lld; no C library. The outputs are committed so that the tests need none of these tools.
+# Needs gcc (x86_64 sources use the C preprocessor), GNU binutils for every architecture
+# (Debian binutils-<triplet> packages) and ld.lld; no C library. The outputs are committed so
+# that the tests need none of these tools.
 # Usage: scripts/gen-fixtures.sh [ARCH...]   (default: every architecture)
 set -eu
 cd "$(dirname "$0")/.."
