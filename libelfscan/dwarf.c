@@ -65,10 +65,10 @@ struct es_dwarf {
 	Elf *debug_elf;
 
 	struct es_line *lines;
+	uint64_t *line_addr; /* lines[i].addr, packed: the binary search touches fewer lines */
 	size_t nlines;
 	bool lines_built;
-	struct es_range *units; /* address ranges of the units, sorted by lo */
-	uint64_t *unit_maxend;
+	struct es_range *units; /* address ranges of the units, sorted, disjoint */
 	size_t nunits;
 	bool unbounded;	       /* a unit with rows but no ranges: rows are taken as they are */
 	struct es_func *funcs; /* sorted by lo */
@@ -98,8 +98,8 @@ void es_dwarf_free(struct es_dwarf *dw)
 		close(dw->debug_fd);
 	free(dw->debug_path);
 	free(dw->lines);
+	free(dw->line_addr);
 	free(dw->units);
-	free(dw->unit_maxend);
 	free(dw->funcs);
 	free(dw->func_maxend);
 	free(dw->text);
@@ -626,6 +626,23 @@ static int range_cmp(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
+/* Sort the units' ranges and merge those that touch: in_units() is one binary search. */
+static void merge_units(struct es_dwarf *dw)
+{
+	size_t i, n = 0;
+
+	qsort(dw->units, dw->nunits, sizeof(*dw->units), range_cmp);
+	for (i = 0; i < dw->nunits; i++) {
+		if (n && dw->units[i].lo <= dw->units[n - 1].hi) {
+			if (dw->units[i].hi > dw->units[n - 1].hi)
+				dw->units[n - 1].hi = dw->units[i].hi;
+			continue;
+		}
+		dw->units[n++] = dw->units[i];
+	}
+	dw->nunits = n;
+}
+
 static bool in_units(const struct es_dwarf *dw, uint64_t addr)
 {
 	ssize_t lo = 0, hi = (ssize_t)dw->nunits - 1, j = -1;
@@ -642,11 +659,7 @@ static bool in_units(const struct es_dwarf *dw, uint64_t addr)
 			hi = mid - 1;
 		}
 	}
-	for (; j >= 0 && dw->unit_maxend[j] > addr; j--) {
-		if (dw->units[j].hi > addr)
-			return true;
-	}
-	return false;
+	return j >= 0 && addr < dw->units[j].hi;
 }
 
 /* Every row of every unit, sorted by address once: a lookup is then a binary search. */
@@ -674,14 +687,12 @@ static struct es_dwarf *lines_get(struct elfscan *es)
 			goto nomem;
 	}
 	qsort(dw->lines, dw->nlines, sizeof(*dw->lines), line_cmp);
-	qsort(dw->units, dw->nunits, sizeof(*dw->units), range_cmp);
-	dw->unit_maxend = calloc(dw->nunits + 1, sizeof(*dw->unit_maxend));
-	if (!dw->unit_maxend)
+	dw->line_addr = malloc((dw->nlines + 1) * sizeof(*dw->line_addr));
+	if (!dw->line_addr)
 		goto nomem;
-	for (i = 0; i < dw->nunits; i++)
-		dw->unit_maxend[i] = i && dw->unit_maxend[i - 1] > dw->units[i].hi
-					 ? dw->unit_maxend[i - 1]
-					 : dw->units[i].hi;
+	for (i = 0; i < dw->nlines; i++)
+		dw->line_addr[i] = dw->lines[i].addr;
+	merge_units(dw);
 	return dw;
 nomem:
 	es_err(ENOMEM, "%s: out of memory reading the line table", es->path);
@@ -716,7 +727,7 @@ int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *lin
 	while (lo <= hi) {
 		ssize_t mid = lo + (hi - lo) / 2;
 
-		if (dw->lines[mid].addr <= addr) {
+		if (dw->line_addr[mid] <= addr) {
 			res = mid;
 			lo = mid + 1;
 		} else {
