@@ -662,7 +662,8 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	if (!res || !path)
 		return es_err(EINVAL, "elfscan_open: no path or no result pointer");
 	*res = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as a path must not hang the open; fstat rejects it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = errno;
 		return es_err(err, "%s: cannot open: %s", path, strerror(err));
