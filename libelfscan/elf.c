@@ -150,6 +150,7 @@ static int load_sections(struct elfscan *es)
 
 	for (size_t i = 0; i < es->shnum; i++) {
 		GElf_Shdr *sh = &es->shdrs[i];
+		uint64_t a;
 
 		if (!gelf_getshdr(elf_getscn(es->elf, i), sh))
 			return es_ferr(es, EINVAL, "cannot read section header [%zu]: %s", i,
@@ -171,8 +172,7 @@ static int load_sections(struct elfscan *es)
 		}
 		/* An object file is laid out as a linker would: allocated sections in index
 		 * order, each at its alignment, from address 0. */
-		uint64_t a = sh->sh_addralign > 1 ? sh->sh_addralign : 1;
-
+		a = sh->sh_addralign > 1 ? sh->sh_addralign : 1;
 		if (next % a) {
 			if (next > UINT64_MAX - (a - next % a))
 				goto overflow;
@@ -225,9 +225,10 @@ static int load_segments(struct elfscan *es)
 	return 0;
 }
 
-/* The file part of the first section of type, or of the first segment of type ptype. */
+/* The file part of the first section of type, or without section headers, of the first
+ * segment of type ptype. */
 static const unsigned char *find_part(const struct elfscan *es, uint32_t type, uint32_t ptype,
-				      uint64_t *len, uint64_t *align)
+				      uint64_t *len)
 {
 	size_t phnum;
 
@@ -236,7 +237,6 @@ static const unsigned char *find_part(const struct elfscan *es, uint32_t type, u
 
 		if (sh->sh_type == type) {
 			*len = sh->sh_size;
-			*align = sh->sh_addralign;
 			return es->image + sh->sh_offset;
 		}
 	}
@@ -250,7 +250,6 @@ static const unsigned char *find_part(const struct elfscan *es, uint32_t type, u
 		if (ph.p_offset > es->size || es->size - ph.p_offset < ph.p_filesz)
 			return NULL;
 		*len = ph.p_filesz;
-		*align = ph.p_align;
 		return es->image + ph.p_offset;
 	}
 	return NULL;
@@ -258,8 +257,8 @@ static const unsigned char *find_part(const struct elfscan *es, uint32_t type, u
 
 static void read_dynamic(struct elfscan *es)
 {
-	uint64_t len, align, w = es->wordsz;
-	const unsigned char *p = find_part(es, SHT_DYNAMIC, PT_DYNAMIC, &len, &align);
+	uint64_t len = 0, w = es->wordsz;
+	const unsigned char *p = find_part(es, SHT_DYNAMIC, PT_DYNAMIC, &len);
 
 	for (uint64_t off = 0; p && len - off >= 2 * w && off <= len; off += 2 * w) {
 		uint64_t tag = es_load(es, p + off, w), val = es_load(es, p + off + w, w);
