@@ -189,7 +189,57 @@ else
 	fail "trace -p: only the chosen process, its aborts exact; Ctrl-C prints the summary" "$why"
 fi
 
-# --comm and -t filter in the kernel too.
+# -t: one worker thread of two; --cgroup: only the process placed in a cgroup v2 directory.
+mkfifo "$TMP/goT"
+"$W" --wait --threads 2 --signal-us 200 --seconds 1 --out "$TMP/T.txt" <"$TMP/goT" 2>"$TMP/T.err" &
+A=$!
+exec 3>"$TMP/goT" # the workload opens its end, starts its threads and waits for EOF
+for _ in $(seq 100); do grep -q '^ready' "$TMP/T.err" && break; sleep 0.1; done
+TID=$(ls /proc/$A/task | sort -n | tail -1)
+"$RSEQDBG" trace --json -t "$TID" >"$TMP/t.json" 2>"$TMP/t.err" 3>&- &
+T=$!
+for _ in $(seq 100); do grep -q 'tracing' "$TMP/t.err" && break; sleep 0.1; done
+exec 3>&-
+wait $A
+kill -INT $T
+wait $T
+check "trace -t: only the chosen thread's aborts" python3 -c '
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+ev = [l for l in ls if l.get("event") == "abort"]
+total = int([l for l in open(sys.argv[2]) if l.startswith("aborts=")][0].split("=")[1])
+assert ev and all(e["tid"] == int(sys.argv[3]) for e in ev), "other threads"
+assert ls[-1]["summary"]["aborts"] == len(ev) < total, (len(ev), total)
+' "$TMP/t.json" "$TMP/T.txt" "$TID"
+
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$CG2" ] && mkdir "$CG2/rseqdbg-test.$$" 2>/dev/null; then
+	CG="$CG2/rseqdbg-test.$$"
+	mkfifo "$TMP/goC" "$TMP/goD"
+	(echo $BASHPID >"$CG/cgroup.procs" && exec "$W" --wait --signal-us 200 --seconds 1 \
+		--out "$TMP/C.txt" <"$TMP/goC" 2>/dev/null) &
+	A=$!
+	"$W" --wait --signal-us 200 --seconds 1 --out "$TMP/D.txt" <"$TMP/goD" 2>/dev/null &
+	B=$!
+	"$RSEQDBG" trace --json --cgroup "$CG" >"$TMP/cg.json" 2>"$TMP/cg.err" &
+	T=$!
+	for _ in $(seq 100); do grep -q 'tracing' "$TMP/cg.err" && break; sleep 0.1; done
+	exec 3>"$TMP/goC" 4>"$TMP/goD"
+	exec 3>&- 4>&-
+	wait $A $B
+	kill -INT $T
+	wait $T
+	if why=$(python3 "$TMP/check.py" "$TMP/cg.json" "$TMP/C.txt" signal "$TMP/lines" exact "$A"); then
+		pass "trace --cgroup: only the process in the cgroup, its aborts exact"
+	else
+		fail "trace --cgroup: only the process in the cgroup, its aborts exact" "$why"
+	fi
+	rmdir "$CG"
+else
+	skip "trace --cgroup" "no writable cgroup v2 hierarchy"
+fi
+
+# --comm filters in the kernel too.
 "$RSEQDBG" trace --json --comm no-such-comm -- "$W" --signal-us 200 --seconds 1 --out "$TMP/c.txt" >"$TMP/c.json"
 check "trace --comm: a command name no thread has traces nothing" \
 	python3 -c 'import json,sys; s=[json.loads(l) for l in open(sys.argv[1])][-1]["summary"]; assert s["aborts"] == 0 and not s["sections"], s' "$TMP/c.json"
