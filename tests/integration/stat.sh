@@ -130,6 +130,24 @@ check "stat: RSEQDBG_TRACE_MODE=no-event-mask is reported as the mode" \
 	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["mode"] == "no-event-mask"' \
 	"$TMP/no-mask-signals.json"
 
+# Children of the command are followed: two workloads run one after the other by a shell.
+"$RSEQDBG" stat --json -o "$TMP/kids.json" -- sh -c "'$W' --signal-us 200 --seconds 1 --mode all \
+	--out '$TMP/kid1.txt' && '$W' --oversubscribe --seconds 1 --out '$TMP/kid2.txt'"
+check "stat: children of the command followed, each one's aborts exact" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = []
+for f in sys.argv[2:]:
+    rep = dict(l.strip().split("=", 1) for l in open(f) if "=" in l)
+    want.append(sorted((k.split(".")[1], int(v)) for k, v in rep.items()
+                       if k.startswith("section.") and k.endswith(".aborts") and int(v) > 0))
+got = {}
+for s in d["sections"]:
+    got.setdefault(s["pid"], []).append((s["function"], s["aborts"]))
+got = sorted(sorted(v) for v in got.values())
+assert got == sorted(want), (got, want)
+' "$TMP/kids.json" "$TMP/kid1.txt" "$TMP/kid2.txt"
+
 # The plain summary names the sections and the causes.
 out=$("$RSEQDBG" stat -- "$W" --signal-us 200 --seconds 1 --out "$TMP/plain.txt" 2>&1 >/dev/null)
 if grep -q 'wl_counter_add' <<<"$out" && grep -q 'rseq_workload.S:' <<<"$out" && grep -q '^  signal' <<<"$out"; then
