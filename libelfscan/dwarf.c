@@ -44,7 +44,8 @@ struct es_func {
 	const char *name;
 };
 
-/* For a .o: where libdwfl placed a section, and where the library places it. */
+/* A section's addresses as DWARF gives them (in a .o: where libdwfl placed it) and the
+ * library's address of its start. */
 struct es_relsec {
 	uint64_t dwfl_lo, dwfl_hi, addr;
 };
@@ -75,9 +76,6 @@ struct es_dwarf {
 	uint64_t *func_maxend;
 	size_t nfuncs;
 	bool funcs_built;
-
-	struct es_range *text; /* executable sections: real code lives there */
-	size_t ntext;
 };
 
 void es_dwarf_free(struct es_dwarf *dw)
@@ -102,7 +100,6 @@ void es_dwarf_free(struct es_dwarf *dw)
 	free(dw->units);
 	free(dw->funcs);
 	free(dw->func_maxend);
-	free(dw->text);
 	free(dw);
 }
 
@@ -337,6 +334,13 @@ static char *private_image(struct elfscan *es, struct es_dwarf *dw)
 	return dw->copy;
 }
 
+static int relsec_cmp(const void *a, const void *b)
+{
+	const struct es_relsec *x = a, *y = b;
+
+	return x->dwfl_lo < y->dwfl_lo ? -1 : x->dwfl_lo > y->dwfl_lo;
+}
+
 /* A .o: libdwfl lays its sections out and applies the relocations of the debug sections;
  * map its layout to the library's, section by section. */
 static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
@@ -375,60 +379,63 @@ static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
 		dw->rel[dw->nrel].addr = es->secaddr[ndx];
 		dw->nrel++;
 	}
+	qsort(dw->rel, dw->nrel, sizeof(*dw->rel), relsec_cmp);
 	return;
 none:
 	dw->dbg = NULL;
 }
 
-/* From a DWARF address to the library's; false for code that is not in the file (a
- * function discarded by the linker keeps its rows at 0 or at a tombstone value). */
+/* From a DWARF address to the library's; false for code that is in no section (a function
+ * discarded by the linker keeps its rows at 0 or at a tombstone value). An end address
+ * belongs to the section it ends. */
 static bool to_addr(const struct es_dwarf *dw, Dwarf_Addr a, bool at_end, uint64_t *addr)
 {
-	size_t i;
+	ssize_t lo = 0, hi = (ssize_t)dw->nrel - 1, j = -1;
+	uint64_t key;
 
 	a += dw->dwarf_bias;
-	if (dw->dwfl) {
-		for (i = 0; i < dw->nrel; i++) {
-			const struct es_relsec *r = &dw->rel[i];
-
-			if (at_end ? (a > r->dwfl_lo && a <= r->dwfl_hi)
-				   : (a >= r->dwfl_lo && a < r->dwfl_hi)) {
-				*addr = a - r->dwfl_lo + r->addr;
-				return true;
-			}
-		}
+	if (!dw->nrel) {
+		*addr = a; /* no section headers to check against */
+		return !dw->dwfl;
+	}
+	if (at_end && !a)
 		return false;
-	}
-	if (!dw->ntext) {
-		*addr = a;
-		return true;
-	}
-	for (i = 0; i < dw->ntext; i++) {
-		if (at_end ? (a > dw->text[i].lo && a <= dw->text[i].hi)
-			   : (a >= dw->text[i].lo && a < dw->text[i].hi)) {
-			*addr = a;
-			return true;
+	key = at_end ? a - 1 : a;
+	while (lo <= hi) {
+		ssize_t mid = lo + (hi - lo) / 2;
+
+		if (dw->rel[mid].dwfl_lo <= key) {
+			j = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
 		}
 	}
-	return false;
+	if (j < 0 || key >= dw->rel[j].dwfl_hi)
+		return false;
+	*addr = a - dw->rel[j].dwfl_lo + dw->rel[j].addr;
+	return true;
 }
 
+/* Where code can be: the executable sections. */
 static void find_text(struct elfscan *es, struct es_dwarf *dw)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 
-	dw->text = calloc(es->shnum ? es->shnum : 1, sizeof(*dw->text));
-	if (!dw->text)
+	dw->rel = calloc(es->shnum ? es->shnum : 1, sizeof(*dw->rel));
+	if (!dw->rel)
 		return;
 	while ((scn = elf_nextscn(es->elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_EXECINSTR) ||
-		    !(shdr.sh_flags & SHF_ALLOC) || dw->ntext >= es->shnum)
+		    !(shdr.sh_flags & SHF_ALLOC) || !shdr.sh_size || dw->nrel >= es->shnum)
 			continue;
-		dw->text[dw->ntext].lo = shdr.sh_addr;
-		dw->text[dw->ntext].hi = shdr.sh_addr + shdr.sh_size;
-		dw->ntext++;
+		dw->rel[dw->nrel].dwfl_lo = shdr.sh_addr;
+		dw->rel[dw->nrel].dwfl_hi = shdr.sh_addr + shdr.sh_size;
+		dw->rel[dw->nrel].addr = shdr.sh_addr;
+		dw->nrel++;
 	}
+	qsort(dw->rel, dw->nrel, sizeof(*dw->rel), relsec_cmp);
 }
 
 /* Whether elf carries the DWARF section .debug_<what> (or its old compressed .zdebug_). */
