@@ -4,6 +4,7 @@
  * separate debug file's .symtab, else .dynsym), with DWARF for what the table lacks, and the
  * reverse (a name or FILE:LINE to an address).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -434,12 +435,19 @@ static int resolve_symbol(struct elfscan *es, const char *name, uint64_t *addr)
 
 static bool parse_number(const char *s, uint64_t *val)
 {
+	const char *digits = s;
+	int base = 10;
 	char *end;
 
-	if (!(s[0] >= '0' && s[0] <= '9'))
+	/* Hexadecimal with 0x, else decimal: a leading 0 does not make it octal. */
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		digits = s + 2;
+		base = 16;
+	}
+	if (!isxdigit((unsigned char)digits[0]) || (base == 10 && !isdigit((unsigned char)s[0])))
 		return false;
 	errno = 0;
-	*val = strtoull(s, &end, 0);
+	*val = strtoull(digits, &end, base);
 	return !errno && !*end;
 }
 

@@ -412,6 +412,10 @@ static void test_resolve_names(void **state)
 	assert_int_equal(a, 0x1234);
 	assert_int_equal(elfscan_resolve(es, "4660", &a), 0);
 	assert_int_equal(a, 4660);
+	assert_int_equal(elfscan_resolve(es, "010", &a), 0); /* decimal, not octal */
+	assert_int_equal(a, 10);
+	assert_int_equal(elfscan_resolve(es, "0x", &a), -ENOENT);
+	assert_int_equal(elfscan_resolve(es, "12abc", &a), -ENOENT);
 
 	assert_int_equal(elfscan_resolve(es, "no_such_function", &a), -ENOENT);
 	assert_non_null(strstr(elfscan_errmsg(), "no_such_function"));
