@@ -138,6 +138,9 @@ def check_file(path):
         return
     result(tag + " json", len(doc["files"]) == 1 and fo.get("path") == path,
            "files=%d path=%r" % (len(doc["files"]), fo.get("path")))
+    trc, tout, terr = scan([path])
+    result(tag + " text", trc == 0 and tout.strip() and not terr,
+           "exit %d, stderr %r" % (trc, terr[:200]))
 
     # File properties against the ELF header bytes and readelf.
     cls, end, etype, machine = elf_header(path)
