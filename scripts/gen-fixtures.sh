@@ -44,6 +44,8 @@ gen_x86_64() {
 	# lld leaves zeros where RELATIVE relocations apply (no --apply-dynamic-relocs).
 	ld.lld -pie --build-id=sha1 -e _start --dynamic-linker /lib64/ld-linux-x86-64.so.2 \
 		-o "$d/cs-lld-pie" "$d/cs.o"
+	# lld shared object: RELATIVE and the symbolic R_X86_64_64 both with zeros in place.
+	ld.lld -shared --build-id=sha1 -soname cs.so -o "$d/cs-lld.so" "$d/cs.o"
 	# DT_RELR: GNU ld 2.40 cannot pack relative relocations, lld can.
 	ld.lld -pie --build-id=sha1 -e _start --pack-dyn-relocs=relr \
 		--dynamic-linker /lib64/ld-linux-x86-64.so.2 -o "$d/cs-relr" "$d/cs.o"
@@ -58,6 +60,8 @@ gen_x86_64() {
 		gcc -c -o "$o/$f.o" $SRC/$f-x86_64.S
 		ld -pie --build-id=sha1 -e _start --dynamic-linker /lib64/ld-linux-x86-64.so.2 \
 			-o "$d/$f" "$o/$f.o"
+		ld.lld -pie --build-id=sha1 -e _start \
+			--dynamic-linker /lib64/ld-linux-x86-64.so.2 -o "$d/$f-lld" "$o/$f.o"
 	done
 	# 2015 code was linked at fixed addresses (its table is read-only: no relocations).
 	gcc -c -o "$o/sections2015.o" $SRC/sections2015-x86_64.S
