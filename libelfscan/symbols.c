@@ -366,8 +366,9 @@ int elfscan_func_range(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t
 {
 	if (!es)
 		return es_err(EINVAL, "no file to look 0x%" PRIx64 " up in", addr);
-	if (!sym_for(es, addr, lo, hi))
-		return es_err(ENOENT, "%s: no function symbol covers 0x%" PRIx64, es->path, addr);
+	/* Without a symbol, the part of a DW_TAG_subprogram holding addr. */
+	if (!sym_for(es, addr, lo, hi) && !es_dwarf_func(es, addr, lo, hi))
+		return es_err(ENOENT, "%s: no function covers 0x%" PRIx64, es->path, addr);
 	return 0;
 }
 

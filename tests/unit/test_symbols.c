@@ -434,7 +434,7 @@ static void test_stripped_invents_nothing(void **state)
 {
 	struct symlist l = read_funcs(FIX "symtest");
 	struct elfscan *es = open_fix("symtest-stripped", "/nonexistent", false);
-	uint64_t lo = UINT64_MAX, hi = 0, a;
+	uint64_t lo = UINT64_MAX, hi = 0, a, flo, fhi;
 	size_t i;
 
 	for (i = 0; i < l.n; i++) {
@@ -450,6 +450,7 @@ static void test_stripped_invents_nothing(void **state)
 		assert_null(loc.func);
 		assert_null(loc.file);
 		assert_int_equal(loc.line, 0);
+		assert_int_equal(elfscan_func_range(es, a, &flo, &fhi), -ENOENT);
 	}
 	assert_int_equal(elfscan_resolve(es, "helper", &a), -ENOENT);
 	elfscan_close(es);
@@ -514,9 +515,12 @@ static void test_dwarf_names_without_symtab(void **state)
 {
 	struct symlist l = read_funcs(FIX "symtest");
 	struct elfscan *es = open_fix("symtest-nosymtab", NULL, false);
-	uint64_t a;
+	uint64_t a, lo, hi;
 
 	check_functions(es, &l, true);
+	assert_int_equal(elfscan_func_range(es, find_func(&l, "main")->addr + 1, &lo, &hi), 0);
+	assert_int_equal(lo, find_func(&l, "main")->addr);
+	assert_int_equal(hi, find_func(&l, "main")->addr + find_func(&l, "main")->size);
 	assert_int_equal(elfscan_resolve(es, "scale", &a), 0);
 	assert_int_equal(a, find_func(&l, "scale.constprop.0")->addr);
 	assert_int_equal(elfscan_resolve(es, "helper", &a), 0);
