@@ -861,9 +861,13 @@ static void print_thread_text(const struct thread *t, const struct rd_modules *m
 	       runtime_loc(mods, t->ip, loc, sizeof(loc)));
 	if (t->inside) {
 		bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
+		struct elfscan_loc fn;
 
-		printf("      %-10scritical section [%#" PRIx64 ", %#" PRIx64 ") of %s\n", "inside",
-		       t->in_start, t->in_post, mod_name(t->in_mod));
+		rd_symbolize(t->in_mod ? t->in_mod->es : NULL,
+			     t->in_start - (t->in_mod ? t->in_mod->bias : 0), &fn);
+		printf("      %-10s%s, critical section [%#" PRIx64 ", %#" PRIx64 ") in %s\n",
+		       "inside", fn.func ? fn.func : "?", t->in_start, t->in_post,
+		       mod_name(t->in_mod));
 		if (aborts) {
 			const struct rd_module *m = rd_modules_find(mods, t->in_abort);
 
