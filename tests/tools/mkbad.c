@@ -4,8 +4,8 @@
  *
  *	mkbad FIXDIR OUTDIR
  *
- * FIXDIR holds the x86_64 fixtures cs-pie, cs.o and cs-static (ELF64 little endian), and
- * FIXDIR/../i386 the ELF32 cs-pie.
+ * FIXDIR holds the x86_64 fixtures cs-pie, cs.o, cs-static and cs-relr (ELF64 little
+ * endian); FIXDIR/../i386/cs-pie (ELF32) and FIXDIR/../s390x/cs-pie (big endian) are used too.
  * Files named bad-* must be refused by a scanner (one error, exit 2); files named ok-* are
  * odd but valid and must scan. Every damage hits data a scanner has to read: the headers,
  * the rseq tables, or the relocations that give the tables their values.
@@ -313,6 +313,79 @@ static void pie_cases(const struct img *pie)
 	emit(&im, im.len, "bad-exit-array-odd-size");
 }
 
+/* DT_RELR packed relocations (lld output). */
+static void relr_cases(const struct img *relr)
+{
+	struct img im;
+
+	im = dup_img(relr);
+	scn(&im, ".relr.dyn")->sh_size = 1ull << 61;
+	dyn(&im, DT_RELRSZ)->d_un.d_val = 1ull << 61;
+	emit(&im, im.len, "bad-relr-size-absurd");
+	im = dup_img(relr);
+	scn(&im, ".relr.dyn")->sh_entsize = 3;
+	dyn(&im, DT_RELRENT)->d_un.d_val = 3;
+	emit(&im, im.len, "bad-relr-entsize");
+}
+
+/* ELF32 (i386, REL relocations): the 32-bit paths of the same checks. */
+static Elf32_Shdr *scn32(struct img *im, const char *name)
+{
+	Elf32_Ehdr *e = (Elf32_Ehdr *)im->b;
+	Elf32_Shdr *sh = (Elf32_Shdr *)(im->b + e->e_shoff);
+	unsigned int i;
+
+	for (i = 1; i < e->e_shnum; i++)
+		if (!strcmp((char *)im->b + sh[e->e_shstrndx].sh_offset + sh[i].sh_name, name))
+			return &sh[i];
+	die("no section %s in the 32-bit file", name);
+	return NULL;
+}
+
+static void elf32_cases(const struct img *pie32)
+{
+	struct img im;
+
+	im = dup_img(pie32);
+	((Elf32_Ehdr *)im.b)->e_shnum = 0xfff0;
+	emit(&im, im.len, "bad-elf32-shnum-absurd");
+	im = dup_img(pie32);
+	scn32(&im, "__rseq_cs")->sh_size = 0xfffffff0;
+	emit(&im, im.len, "bad-elf32-rseq-cs-size-absurd");
+	im = dup_img(pie32);
+	scn32(&im, ".rel.dyn")->sh_entsize = 5;
+	emit(&im, im.len, "bad-elf32-rel-dyn-entsize");
+	im = dup_img(pie32);
+	scn32(&im, "__rseq_cs_ptr_array")->sh_size -= 3;
+	emit(&im, im.len, "bad-elf32-ptr-array-odd-size");
+}
+
+/* ELF64 big endian (s390x): bounds checks on byte-swapped fields. */
+static void be64_cases(const struct img *be)
+{
+	const Elf64_Ehdr *e = (const Elf64_Ehdr *)be->b;
+	uint64_t shoff = __builtin_bswap64(e->e_shoff);
+	unsigned int shnum = __builtin_bswap16(e->e_shnum);
+	unsigned int strndx = __builtin_bswap16(e->e_shstrndx);
+	struct img im;
+	unsigned int i;
+
+	im = dup_img(be);
+	((Elf64_Ehdr *)im.b)->e_phnum = __builtin_bswap16(0xfff0);
+	emit(&im, im.len, "bad-be64-phnum-absurd");
+	im = dup_img(be);
+	for (i = 1; i < shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(im.b + shoff) + i;
+		Elf64_Shdr *str = (Elf64_Shdr *)(im.b + shoff) + strndx;
+		const char *name = (char *)im.b + __builtin_bswap64(str->sh_offset) +
+				   __builtin_bswap32(sh->sh_name);
+
+		if (!strcmp(name, "__rseq_cs"))
+			sh->sh_size = __builtin_bswap64(1ull << 60);
+	}
+	emit(&im, im.len, "bad-be64-rseq-cs-size-absurd");
+}
+
 static void obj_cases(const struct img *obj)
 {
 	struct img im;
@@ -354,8 +427,8 @@ static void obj_cases(const struct img *obj)
 
 int main(int argc, char **argv)
 {
-	struct img pie, obj, stat, pie32, im;
-	char dir32[4096];
+	struct img pie, obj, stat, relr, pie32, be64, im;
+	char dir32[4096], dirbe[4096];
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: mkbad FIXDIR OUTDIR\n");
@@ -367,9 +440,18 @@ int main(int argc, char **argv)
 	stat = load(argv[1], "cs-static");
 	snprintf(dir32, sizeof(dir32), "%s/../i386", argv[1]);
 	pie32 = load_raw(dir32, "cs-pie");
+	snprintf(dirbe, sizeof(dirbe), "%s/../s390x", argv[1]);
+	be64 = load_raw(dirbe, "cs-pie");
+	relr = load(argv[1], "cs-relr");
+	if (pie32.b[EI_CLASS] != ELFCLASS32 || pie32.b[EI_DATA] != ELFDATA2LSB ||
+	    be64.b[EI_CLASS] != ELFCLASS64 || be64.b[EI_DATA] != ELFDATA2MSB)
+		die("expected i386/cs-pie ELF32 LE and s390x/cs-pie ELF64 BE");
 
 	pie_cases(&pie);
 	obj_cases(&obj);
+	relr_cases(&relr);
+	elf32_cases(&pie32);
+	be64_cases(&be64);
 
 	/* A 32-bit file whose identification claims 64 bits, and a cut 32-bit header. */
 	im = dup_img(&pie32);
@@ -397,6 +479,8 @@ int main(int argc, char **argv)
 	free(obj.b);
 	free(stat.b);
 	free(pie32.b);
+	free(be64.b);
+	free(relr.b);
 	printf("%d files written to %s\n", nwritten, outdir);
 	return 0;
 }
