@@ -1156,11 +1156,19 @@ static void on_stop(int sig)
 	rd_tracer_stop = sig;
 }
 
+static void on_child(int sig)
+{
+}
+
 void rd_tracer_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop };
 
+	/* No SA_RESTART: the signal ends the ring buffer's epoll_wait at once. SIGCHLD too, so
+	 * the end of the command is seen without waiting for the poll timeout. */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
 }
