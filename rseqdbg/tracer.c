@@ -507,15 +507,15 @@ static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const
 				struct elfscan *es)
 {
 	struct symfile *v = realloc(t->files, (t->nfiles + 1) * sizeof(*v));
-	char *p = strdup(path);
+	char *p;
 
-	if (!v || !p) {
-		free(v == t->files ? NULL : v);
-		free(p);
+	if (v)
+		t->files = v;
+	p = v ? strdup(path) : NULL;
+	if (!p) {
 		elfscan_close(es);
 		return NULL;
 	}
-	t->files = v;
 	v[t->nfiles] = (struct symfile){ .dev = dev, .ino = ino, .path = p, .es = es };
 	return &v[t->nfiles++];
 }
@@ -774,6 +774,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 	struct rt_section_key skey, *sprev = NULL;
 	__u32 pkey, *pprev = NULL, zero = 0;
 	size_t cap = 0;
+	int err = -ENOMEM;
 
 	memset(s, 0, sizeof(*s));
 	s->ncpus = t->ncpus;
@@ -781,9 +782,11 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 	s->percpu_stats = calloc(t->ncpus, sizeof(*s->percpu_stats));
 	s->cpus = calloc(t->ncpus, sizeof(*s->cpus));
 	if (!s->percpu_stats || !s->cpus)
-		goto nomem;
-	if (bpf_map_lookup_elem(fd_stats, &zero, s->percpu_stats))
-		return -errno;
+		goto fail;
+	if (bpf_map_lookup_elem(fd_stats, &zero, s->percpu_stats)) {
+		err = -errno;
+		goto fail;
+	}
 	for (int c = 0; c < t->ncpus; c++) {
 		const __u64 *src = (const __u64 *)&s->percpu_stats[c];
 		__u64 *dst = (__u64 *)&s->total;
@@ -802,7 +805,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 			cap = cap ? 2 * cap : 16;
 			v = realloc(s->sections, cap * sizeof(*v));
 			if (!v)
-				goto nomem;
+				goto fail;
 			s->sections = v;
 		}
 		e = &s->sections[s->nsections];
@@ -827,7 +830,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 			cap = cap ? 2 * cap : 16;
 			v = realloc(s->procs, cap * sizeof(*s->procs));
 			if (!v)
-				goto nomem;
+				goto fail;
 			s->procs = v;
 		}
 		s->procs[s->nprocs].pid = pkey;
@@ -835,9 +838,9 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 			s->nprocs++;
 	}
 	return 0;
-nomem:
+fail:
 	rd_summary_free(s);
-	return -ENOMEM;
+	return err;
 }
 
 void rd_summary_free(struct rd_summary *s)
