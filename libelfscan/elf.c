@@ -160,7 +160,9 @@ static int load_sections(struct elfscan *es)
 			return es_ferr(es, EINVAL,
 				       "section [%zu] name offset 0x%x is outside the section name table",
 				       i, sh->sh_name);
-		if (i && sh->sh_type != SHT_NOBITS && sh->sh_type != SHT_NULL &&
+		/* Every section but NOBITS ones: even an inactive one, lest a size it claims
+		 * be trusted anywhere. */
+		if (i && sh->sh_type != SHT_NOBITS &&
 		    (sh->sh_offset > es->size || es->size - sh->sh_offset < sh->sh_size))
 			return es_ferr(es, EINVAL,
 				       "section %s [%zu] at offset 0x%llx size 0x%llx extends past end of file (size 0x%zx)",
