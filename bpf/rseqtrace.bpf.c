@@ -26,6 +26,7 @@ const volatile struct rt_config rt_cfg = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* entries are created rarely; load stays quick */
 	__uint(max_entries, RT_MAX_FILTER);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -33,6 +34,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* entries are created rarely; load stays quick */
 	__uint(max_entries, RT_MAX_FILTER);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -54,6 +56,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* entries are created rarely; load stays quick */
 	__uint(max_entries, 16384);
 	__type(key, struct rt_section_key);
 	__type(value, struct rt_section);
@@ -61,6 +64,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* entries are created rarely; load stays quick */
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct rt_proc);

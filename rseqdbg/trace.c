@@ -31,6 +31,8 @@ struct trace_ctx {
 	struct folded *fold;
 	size_t nfold, capfold;
 	uint64_t events;
+	struct rd_summary prev; /* the last summary printed */
+	bool have_prev;
 };
 
 static void usage(FILE *f)
@@ -53,7 +55,8 @@ static void usage(FILE *f)
 		"      --events LIST     events to print: abort,migrate,update,signal or all\n"
 		"                        (default: abort,migrate)\n"
 		"      --summary         print no events, only summaries\n"
-		"      --interval S      with --summary, print one every S seconds\n"
+		"      --interval S      with --summary, print one every S seconds (with the\n"
+		"                        rates over the last interval)\n"
 		"      --duration S      stop after S seconds\n"
 		"      --top N           sections shown in a summary (default 10, 0 = all)\n"
 		"      --stack           add the user stack of each aborting thread\n"
@@ -298,6 +301,8 @@ static int print_summary(struct trace_ctx *c, int top, bool final)
 
 	if (err)
 		return rd_error("reading the BPF maps failed: %s", strerror(-err));
+	if (c->have_prev)
+		rd_summary_since(&s, &c->prev);
 	if (rd.json) {
 		jw_obj_open(c->w);
 		jw_key(c->w, "summary");
@@ -312,7 +317,10 @@ static int print_summary(struct trace_ctx *c, int top, bool final)
 		rd_summary_print(c->t, &s, top, stdout);
 		fflush(stdout);
 	}
-	rd_summary_free(&s);
+	/* Kept to give the next summary its rates over the interval. */
+	rd_summary_free(&c->prev);
+	c->prev = s;
+	c->have_prev = true;
 	return 0;
 }
 
@@ -552,6 +560,7 @@ out:
 	for (size_t i = 0; i < c.nfold; i++)
 		free(c.fold[i].stack);
 	free(c.fold);
+	rd_summary_free(&c.prev);
 	rd_tracer_free(c.t);
 	return code;
 }

@@ -854,6 +854,25 @@ void rd_summary_free(struct rd_summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void rd_summary_since(struct rd_summary *s, const struct rd_summary *prev)
+{
+	s->recent_seconds = s->seconds - prev->seconds;
+	s->recent_aborts = s->total.aborts - prev->total.aborts;
+	for (size_t i = 0; i < s->nsections; i++) {
+		struct rd_sum_section *e = &s->sections[i];
+
+		e->recent = e->aborts;
+		for (size_t j = 0; j < prev->nsections; j++) {
+			const struct rd_sum_section *o = &prev->sections[j];
+
+			if (o->key.tgid == e->key.tgid && o->key.start_ip == e->key.start_ip) {
+				e->recent = e->aborts - o->aborts;
+				break;
+			}
+		}
+	}
+}
+
 static const char *cause_label(int c)
 {
 	if (c == RT_CAUSE_UNKNOWN)
@@ -888,6 +907,9 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, 
 	char name[RD_LOC_LEN];
 
 	fprintf(f, "%.3f s, mode %s\n", s->seconds, rd_mode_name(t->mode));
+	if (s->recent_seconds > 0)
+		fprintf(f, "last %.3f s: %" PRIu64 " aborts, %.1f/s\n", s->recent_seconds,
+			s->recent_aborts, rate(s->recent_aborts, s->recent_seconds));
 	fprintf(f, "aborts          %10" PRIu64 "  %10.1f/s\n", (uint64_t)g->aborts,
 	       rate(g->aborts, s->seconds));
 	for (int c = 0; c < RT_NCAUSES; c++)
@@ -921,6 +943,9 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, 
 		       "", e->v.comm, rate(e->aborts, s->seconds), (uint64_t)e->key.start_ip,
 		       (uint64_t)e->v.post_commit_offset, (uint64_t)e->v.abort_ip,
 		       e->si && e->si->module ? " in " : "", e->si && e->si->module ? e->si->module : "");
+		if (s->recent_seconds > 0)
+			fprintf(f, "%-8s last %.3f s: %" PRIu64 " aborts, %.1f/s\n", "",
+				s->recent_seconds, e->recent, rate(e->recent, s->recent_seconds));
 		for (int h = 0; h < RT_HIST_SLOTS; h++)
 			if (e->v.hist[h] > max)
 				max = e->v.hist[h];
@@ -984,6 +1009,11 @@ void rd_summary_json(struct rd_tracer *t, const struct rd_summary *s, struct jw 
 	jw_kdouble(w, "seconds", s->seconds);
 	jw_ku64(w, "aborts", g->aborts);
 	jw_kdouble(w, "aborts_per_second", rate(g->aborts, s->seconds));
+	if (s->recent_seconds > 0) {
+		jw_kdouble(w, "recent_seconds", s->recent_seconds);
+		jw_ku64(w, "recent_aborts", s->recent_aborts);
+		jw_kdouble(w, "recent_aborts_per_second", rate(s->recent_aborts, s->recent_seconds));
+	}
 	json_causes(w, "causes", g->cause);
 	jw_ku64(w, "migrations", g->migrations);
 	jw_ku64(w, "cpu_id_updates", g->updates);
@@ -1015,6 +1045,10 @@ void rd_summary_json(struct rd_tracer *t, const struct rd_summary *s, struct jw 
 		jw_ku64(w, "abort_ip", e->v.abort_ip);
 		jw_ku64(w, "aborts", e->aborts);
 		jw_kdouble(w, "aborts_per_second", rate(e->aborts, s->seconds));
+		if (s->recent_seconds > 0) {
+			jw_ku64(w, "recent_aborts", e->recent);
+			jw_kdouble(w, "recent_aborts_per_second", rate(e->recent, s->recent_seconds));
+		}
 		json_causes(w, "causes", e->v.aborts);
 		jw_key(w, "histogram");
 		jw_arr_open(w);

@@ -104,6 +104,7 @@ struct rd_sum_section {
 	struct rt_section_key key;
 	struct rt_section v;
 	uint64_t aborts; /* sum over causes */
+	uint64_t recent; /* aborts since the previous summary (rd_summary_since) */
 	const struct rd_secinfo *si;
 };
 
@@ -120,10 +121,14 @@ struct rd_summary {
 	} *procs;
 	size_t nprocs;
 	double seconds; /* covered by the counts */
+	double recent_seconds; /* since the previous summary; 0 when none */
+	uint64_t recent_aborts;
 };
 
 int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s);
 void rd_summary_free(struct rd_summary *s);
+/* Fill the recent counts of s: what happened since prev was read. */
+void rd_summary_since(struct rd_summary *s, const struct rd_summary *prev);
 /* Print a summary for people on f; or its members into a JSON object the caller opened.
  * top > 0 limits the sections shown. */
 void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, FILE *f);
