@@ -242,8 +242,26 @@ if [ -n "$CG2" ] && mkdir "$CG2/rseqdbg-test.$$" 2>/dev/null; then
 		fail "trace --cgroup: only the process in the cgroup, its aborts exact" "$why"
 	fi
 	rmdir "$CG"
+elif [ -n "$CG2" ]; then
+	# No cgroup of our own to make: our own cgroup must keep the command, another drop it.
+	OWN="$CG2$(sed -n 's/^0:://p' /proc/self/cgroup)"
+	OWN=${OWN%/}
+	OTHER=$(find "$CG2" -mindepth 0 -maxdepth 2 -type d 2>/dev/null | grep -vxF "$OWN" | head -1)
+	"$RSEQDBG" trace --json --cgroup "$OWN" -- "$W" --signal-us 200 --seconds 1 \
+		--out "$TMP/C.txt" >"$TMP/cg.json"
+	if why=$(python3 "$TMP/check.py" "$TMP/cg.json" "$TMP/C.txt" signal "$TMP/lines" exact); then
+		pass "trace --cgroup: the command in our own cgroup, its aborts exact"
+	else
+		fail "trace --cgroup: the command in our own cgroup, its aborts exact" "$why"
+	fi
+	if [ -n "$OTHER" ]; then
+		"$RSEQDBG" trace --json --cgroup "$OTHER" -- "$W" --signal-us 200 --seconds 1 \
+			--out "$TMP/C2.txt" >"$TMP/cg2.json"
+		check "trace --cgroup: a command outside the cgroup is not traced" \
+			python3 -c 'import json,sys; s=[json.loads(l) for l in open(sys.argv[1])][-1]["summary"]; assert s["aborts"] == 0, s' "$TMP/cg2.json"
+	fi
 else
-	skip "trace --cgroup" "no writable cgroup v2 hierarchy"
+	skip "trace --cgroup" "no cgroup v2 hierarchy mounted"
 fi
 
 # --comm filters in the kernel too.
