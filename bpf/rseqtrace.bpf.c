@@ -101,6 +101,20 @@ static __always_inline struct rt_stats *get_stats(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
+/* The task's cgroup v2 is the filter's cgroup or one below it. */
+static __always_inline bool in_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+
+	for (int i = 0; i < RT_CGROUP_DEPTH && cg; i++) {
+		if (BPF_CORE_READ(cg, kn, id) == rt_cfg.cgroup_id)
+			return true;
+		/* self, the cgroup's own css, is its first member: its parent is the parent. */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return false;
+}
+
 static __always_inline bool match_task(struct task_struct *t)
 {
 	__u32 tgid = t->tgid, tid = t->pid;
@@ -120,7 +134,7 @@ static __always_inline bool match_task(struct task_struct *t)
 				break;
 		}
 	}
-	if (rt_cfg.filter_cgroup && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != rt_cfg.cgroup_id)
+	if (rt_cfg.filter_cgroup && !in_cgroup(t))
 		return false;
 	return true;
 }

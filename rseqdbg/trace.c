@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"  -p, --pid PID         trace process PID (repeatable)\n"
 		"  -t, --tid TID         trace thread TID (repeatable)\n"
 		"      --comm NAME       trace threads whose command name is NAME\n"
-		"      --cgroup PATH     trace tasks in the cgroup v2 directory PATH\n"
+		"      --cgroup PATH     trace tasks in the cgroup v2 directory PATH or below it\n"
 		"  -- CMD ARGS           run CMD and trace it, its threads and its children from\n"
 		"                        its first instruction; exit with its status\n\n"
 		"Output:\n"

@@ -220,10 +220,11 @@ assert ls[-1]["summary"]["aborts"] == len(ev) < total, (len(ev), total)
 ' "$TMP/t.json" "$TMP/T.txt" "$TID"
 
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -n "$CG2" ] && mkdir "$CG2/rseqdbg-test.$$" 2>/dev/null; then
+if [ -n "$CG2" ] && mkdir -p "$CG2/rseqdbg-test.$$/sub" 2>/dev/null; then
 	CG="$CG2/rseqdbg-test.$$"
 	mkfifo "$TMP/goC" "$TMP/goD"
-	(echo $BASHPID >"$CG/cgroup.procs" && exec "$W" --wait --signal-us 200 --seconds 1 \
+	# In a cgroup below the one traced: --cgroup takes the whole subtree.
+	(echo $BASHPID >"$CG/sub/cgroup.procs" && exec "$W" --wait --signal-us 200 --seconds 1 \
 		--out "$TMP/C.txt" <"$TMP/goC" 2>/dev/null) &
 	A=$!
 	"$W" --wait --signal-us 200 --seconds 1 --out "$TMP/D.txt" <"$TMP/goD" 2>/dev/null &
@@ -237,16 +238,21 @@ if [ -n "$CG2" ] && mkdir "$CG2/rseqdbg-test.$$" 2>/dev/null; then
 	kill -INT $T
 	wait $T
 	if why=$(python3 "$TMP/check.py" "$TMP/cg.json" "$TMP/C.txt" signal "$TMP/lines" exact "$A"); then
-		pass "trace --cgroup: only the process in the cgroup, its aborts exact"
+		pass "trace --cgroup: only the process in the cgroup's subtree, its aborts exact"
 	else
-		fail "trace --cgroup: only the process in the cgroup, its aborts exact" "$why"
+		fail "trace --cgroup: only the process in the cgroup's subtree, its aborts exact" "$why"
 	fi
-	rmdir "$CG"
+	rmdir "$CG/sub" "$CG"
 elif [ -n "$CG2" ]; then
 	# No cgroup of our own to make: our own cgroup must keep the command, another drop it.
 	OWN="$CG2$(sed -n 's/^0:://p' /proc/self/cgroup)"
 	OWN=${OWN%/}
-	OTHER=$(find "$CG2" -mindepth 0 -maxdepth 2 -type d 2>/dev/null | grep -vxF "$OWN" | head -1)
+	OTHER=
+	for d in $(find "$CG2" -mindepth 1 -maxdepth 2 -type d 2>/dev/null); do
+		case "$OWN/" in "$d/"*) continue ;; esac # our cgroup or one above it
+		OTHER=$d
+		break
+	done
 	"$RSEQDBG" trace --json --cgroup "$OWN" -- "$W" --signal-us 200 --seconds 1 \
 		--out "$TMP/C.txt" >"$TMP/cg.json"
 	if why=$(python3 "$TMP/check.py" "$TMP/cg.json" "$TMP/C.txt" signal "$TMP/lines" exact); then
