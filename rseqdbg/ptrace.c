@@ -328,6 +328,7 @@ int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_m
 	if (!t)
 		return -ENOMEM;
 	t->state = RD_T_STOPPED;
+	t->stops++;
 	stepping = t->stepping;
 	t->stepping = false;
 	ev->sig = WSTOPSIG(st);
@@ -386,6 +387,7 @@ int rd_pt_cont(struct rd_tracee *tr, struct rd_thread *t, int sig)
 		return -errno;
 	t->state = RD_T_RUNNING;
 	t->stepping = false;
+	t->last_step = false;
 	return 0;
 }
 
@@ -398,6 +400,7 @@ int rd_pt_singlestep(struct rd_tracee *tr, struct rd_thread *t, int sig)
 		return -errno;
 	t->state = RD_T_RUNNING;
 	t->stepping = true;
+	t->last_step = true;
 	return 0;
 }
 
@@ -451,11 +454,40 @@ int rd_pt_poke(struct rd_tracee *tr, uint64_t addr, const void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+/* Whether SIGTRAP is pending for the thread itself (/proc/PID/task/TID/status SigPnd). */
+static bool sigtrap_pending(pid_t pid, pid_t tid)
+{
+	char path[64], line[128];
+	unsigned long long mask = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "SigPnd: %llx", &mask) == 1;
+	fclose(f);
+	return mask & (1ull << (SIGTRAP - 1));
+}
+
 int rd_pt_detach(struct rd_tracee *tr, struct rd_thread *t)
 {
-	(void)tr;
 	if (!t || t->state != RD_T_STOPPED)
 		return -EINVAL;
+	/* A single-step over a system call that we interrupted queues a SIGTRAP at the
+	 * system call's exit: let the thread dequeue it into a stop we swallow. */
+	if (t->last_step && sigtrap_pending(tr->pid, t->tid) &&
+	    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+		int st;
+
+		while (waitpid(t->tid, &st, __WALL) < 0 && errno == EINTR)
+			;
+		if (WIFSTOPPED(st) && WSTOPSIG(st) != SIGTRAP && !t->pending_sig)
+			t->pending_sig = WSTOPSIG(st);
+	}
+	t->last_step = false;
 	if (ptrace(PTRACE_DETACH, t->tid, 0, (long)t->pending_sig) < 0 && errno != ESRCH)
 		return -errno;
 	t->state = RD_T_GONE;

@@ -25,6 +25,8 @@ struct rd_thread {
 	int pending_sig; /* delivered on the next resume or at detach */
 	bool held;	 /* stopped at one of our breakpoints until they are removed */
 	bool stepping;	 /* single-stepped: its next trap needs no siginfo */
+	bool last_step;	 /* last resumed by PTRACE_SINGLESTEP */
+	uint64_t stops;	 /* ptrace stops of this thread */
 };
 
 struct rd_tracee {
@@ -89,7 +91,8 @@ int rd_pt_siginfo(pid_t tid, siginfo_t *si);
 int rd_pt_peek(struct rd_tracee *tr, uint64_t addr, void *buf, size_t len);
 int rd_pt_poke(struct rd_tracee *tr, uint64_t addr, const void *buf, size_t len);
 
-/* Detach one stopped thread, delivering its pending signal. */
+/* Detach one stopped thread, delivering its pending signal; a SIGTRAP our single-step left
+ * queued is taken first so it never reaches the program. */
 int rd_pt_detach(struct rd_tracee *tr, struct rd_thread *t);
 /* A new process of a fork event: wait for its first stop. 0 or -errno. */
 int rd_pt_child_stopped(pid_t child);

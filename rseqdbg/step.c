@@ -765,7 +765,7 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 static enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
 				  size_t nother)
 {
-	uint64_t stops0 = st->tr.stops, t0, bp = 0;
+	uint64_t stops0 = cur(st)->stops, t0, bp = 0;
 	enum result r = RES_NONE;
 	struct rd_event ev;
 	bool net = false;
@@ -891,7 +891,8 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 	if (r != RES_NONE) {
 		st->passages++;
 		st->res[r]++;
-		st->stops_in_passages += st->tr.stops - stops0;
+		/* The stepped thread's stops: others held at a breakpoint do not count. */
+		st->stops_in_passages += cur(st)->stops - stops0;
 		print_passage(st, s, r, bp, now_ns() - t0, net);
 	}
 	return STEP_OK;
@@ -1075,8 +1076,9 @@ static int resolve(struct stepper *st, const char *spec, uint64_t *addr)
 	return -ENOENT;
 }
 
-/* Stop one running thread and wait until it is stopped; other events are handled. */
-static void stop_thread(struct stepper *st, pid_t tid)
+/* Stop one running thread and wait until it is stopped. Events of other threads are handled
+ * as usual, or when tearing down, left as they stopped. */
+static void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 {
 	struct rd_thread *t = rd_pt_thread(&st->tr, tid);
 	struct rd_event ev;
@@ -1093,6 +1095,10 @@ static void stop_thread(struct stepper *st, pid_t tid)
 			return;
 		}
 		rd_pt_quit = saved;
+		if (ev.tid != tid && !teardown) {
+			handle_other(st, &ev);
+			continue;
+		}
 		if (ev.tid != tid) {
 			struct rd_thread *o = rd_pt_thread(&st->tr, ev.tid);
 
@@ -1139,7 +1145,7 @@ static void stop_all(struct stepper *st)
 		for (size_t i = 0; i < st->tr.nt; i++) {
 			if (st->tr.t[i].state == RD_T_RUNNING) {
 				running = true;
-				stop_thread(st, st->tr.t[i].tid);
+				stop_thread(st, st->tr.t[i].tid, true);
 			}
 		}
 		if (!running)
@@ -1438,7 +1444,7 @@ int cmd_step(int argc, char **argv)
 
 	if (st.o.lock_others || st.o.from == NULL) {
 		/* Stop the thread to step now; with --lock-others every thread. */
-		stop_thread(&st, first);
+		stop_thread(&st, first, false);
 		if (st.o.lock_others) {
 			stop_all(&st);
 			for (size_t i = 0; i < st.tr.nt; i++)

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Nothing of rseqdbg step stays in the tracee: the bytes of every executable mapping, read from
+# /proc/PID/mem before the attach and after the detach, are identical, also when rseqdbg is
+# interrupted (SIGINT, SIGTERM) while it steps; the program runs on and reports a correct
+# result. In launch mode an interrupt kills the program and leaves nothing behind.
+source "$(dirname "$0")/../lib.sh"
+
+WL="$BUILD/tests/workloads/rseq_workload"
+if ! have_ptrace; then
+	skip "step hygiene" "ptrace not permitted"
+	finish
+	exit
+fi
+
+# snapshot PID FILE: checksum of each r-x mapping's bytes read from /proc/PID/mem
+snapshot() {
+	local range perms off dev ino path lo hi
+	: >"$2"
+	while read -r range perms off dev ino path; do
+		[ "$perms" = r-xp ] || continue
+		case "$path" in "[vsyscall]" | "[vdso]") continue ;; esac
+		lo=$((16#${range%-*}))
+		hi=$((16#${range#*-}))
+		echo "$range $path $(dd if=/proc/$1/mem bs=65536 iflag=skip_bytes,count_bytes \
+			skip=$lo count=$((hi - lo)) 2>/dev/null | sha256sum | cut -d' ' -f1)" >>"$2"
+	done </proc/$1/maps
+}
+
+# wait_ok PID REPORT NAME: the workload finishes with result=ok
+wait_ok() {
+	wait "$1"
+	local rc=$?
+	[ $rc -eq 0 ] && grep -qx "result=ok" "$2"
+}
+
+# Attach, step, detach.
+"$WL" --mode all --threads 2 --seconds 10 --signal-us 500 --out "$TMP/r1" &
+p=$!
+sleep 0.5
+snapshot $p "$TMP/before1"
+worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
+"$RSEQDBG" step --pid $p --tid "$worker" --quiet --count 5000 >"$TMP/s1.out" 2>&1
+rc=$?
+snapshot $p "$TMP/after1"
+tracer=$(awk '/TracerPid/ {print $2}' /proc/$p/status)
+if [ $rc -eq 0 ] && [ -s "$TMP/before1" ] && cmp -s "$TMP/before1" "$TMP/after1" &&
+	[ "$tracer" = 0 ]; then
+	pass "step detach restores text ($(wc -l <"$TMP/before1") mappings compared)"
+else
+	fail "step detach restores text" "rc=$rc tracer=$tracer $(diff "$TMP/before1" "$TMP/after1" | head -3)"
+fi
+if grep -q "^summary: count; .* [1-9][0-9]* passages" "$TMP/s1.out"; then
+	pass "step attach steps a worker through its sections"
+else
+	fail "step attach steps a worker through its sections" "$(tail -2 "$TMP/s1.out")"
+fi
+if wait_ok $p "$TMP/r1"; then pass "step detach: workload result ok"; else fail "step detach: workload result ok" "$(grep result "$TMP/r1")"; fi
+
+# Interrupt rseqdbg while it steps a worker thread through sections: several rounds, at
+# different moments; each time the bytes are restored and the program keeps going.
+"$WL" --mode all --threads 2 --seconds 20 --signal-us 200 --out "$TMP/r2" &
+p=$!
+sleep 0.5
+snapshot $p "$TMP/before2"
+worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
+bad=""
+rounds=0
+passages=0
+for sig in INT INT TERM HUP INT; do
+	"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet >"$TMP/s2.json" 2>"$TMP/s2.err" &
+	d=$!
+	sleep 0.$((RANDOM % 5 + 3))
+	kill -$sig $d
+	wait $d
+	rc=$?
+	snapshot $p "$TMP/after2"
+	rounds=$((rounds + 1))
+	passages=$((passages + $(grep -c '"type":"passage"' "$TMP/s2.json")))
+	state=$(awk '{print $3}' /proc/$p/stat)
+	tracer=$(awk '/TracerPid/ {print $2}' /proc/$p/status)
+	if [ $rc -ne 0 ] || ! cmp -s "$TMP/before2" "$TMP/after2" || [ "$tracer" != 0 ] ||
+		[ "$state" = t ] || ! grep -q '"end":"interrupted"' "$TMP/s2.json"; then
+		bad="$bad round $rounds ($sig): rc=$rc state=$state tracer=$tracer"
+	fi
+done
+if [ -z "$bad" ] && [ "$passages" -gt 0 ]; then
+	pass "step interrupted by SIGINT/SIGTERM/SIGHUP restores text ($rounds rounds, $passages passages)"
+else
+	fail "step interrupted by SIGINT/SIGTERM/SIGHUP restores text" "${bad:-no passage seen}"
+fi
+if wait_ok $p "$TMP/r2"; then pass "step interrupted: workload result ok"; else fail "step interrupted: workload result ok" "$(grep result "$TMP/r2")"; fi
+
+# The same in the middle of a step-over: --lock-others with a thread that spins in
+# sections, interrupted as soon as a passage was reported.
+"$WL" --mode counter --threads 3 --seconds 10 --signal-us 300 --out "$TMP/r3" &
+p=$!
+sleep 0.5
+snapshot $p "$TMP/before3"
+worker=$(ls /proc/$p/task | sort -n | sed -n 3p)
+"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet --lock-others >"$TMP/s3.json" 2>&1 &
+d=$!
+for _ in $(seq 100); do grep -q '"type":"passage"' "$TMP/s3.json" && break; sleep 0.05; done
+kill -INT $d
+wait $d
+rc=$?
+snapshot $p "$TMP/after3"
+tracer=$(awk '/TracerPid/ {print $2}' /proc/$p/status)
+if [ $rc -eq 0 ] && cmp -s "$TMP/before3" "$TMP/after3" && [ "$tracer" = 0 ]; then
+	pass "step --lock-others interrupted restores text"
+else
+	fail "step --lock-others interrupted restores text" "rc=$rc tracer=$tracer"
+fi
+if wait_ok $p "$TMP/r3"; then pass "step --lock-others interrupted: workload result ok"; else fail "step --lock-others interrupted: workload result ok" "$(grep result "$TMP/r3")"; fi
+
+# Launch mode: SIGINT kills the program we started; no process is left.
+marker="$TMP/launched-$$"
+"$RSEQDBG" step --quiet -- "$WL" --mode counter --seconds 30 --out "$marker" >"$TMP/s4.out" 2>&1 &
+d=$!
+sleep 1
+kill -INT $d
+wait $d
+rc=$?
+sleep 0.2
+if [ $rc -eq 0 ] && ! pgrep -f "$marker" >/dev/null && grep -q "^summary: interrupted" "$TMP/s4.out"; then
+	pass "step launch interrupted: program killed, nothing left"
+else
+	fail "step launch interrupted: program killed, nothing left" "rc=$rc $(pgrep -af "$marker") $(tail -2 "$TMP/s4.out")"
+	pkill -f "$marker"
+fi
+
+# The tracee dying under us: rseqdbg ends cleanly.
+"$WL" --mode counter --seconds 30 --out "$TMP/r5" &
+p=$!
+sleep 0.3
+"$RSEQDBG" step --pid $p --quiet --json >"$TMP/s5.json" 2>&1 &
+d=$!
+sleep 0.5
+kill -KILL $p
+wait $d
+rc=$?
+wait $p 2>/dev/null
+if [ $rc -eq 0 ] && grep -q '"end":"exited"' "$TMP/s5.json"; then
+	pass "step survives the tracee being killed"
+else
+	fail "step survives the tracee being killed" "rc=$rc $(tail -2 "$TMP/s5.json")"
+fi
+
+finish

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg step with several threads: attach to a running multi-threaded workload, step one
+# worker through its sections while the others run (and hit the temporary breakpoints), or
+# are held with --lock-others, detach: the workload's own checks pass. Launched programs have
+# their new threads traced.
+source "$(dirname "$0")/../lib.sh"
+
+WL="$BUILD/tests/workloads/rseq_workload"
+if ! have_ptrace; then
+	skip "step threads" "ptrace not permitted"
+	finish
+	exit
+fi
+kv() { sed -n "s/^$2=//p" "$1"; }
+
+# attach_case NAME EXTRA...: step the third thread (a worker) of a 4-worker run
+attach_case() {
+	local name=$1; shift
+	local rep="$TMP/$name.rep" out="$TMP/$name.json" p worker rc states=""
+	"$WL" --mode counter --threads 4 --seconds 8 --out "$rep" &
+	p=$!
+	sleep 0.5
+	worker=$(ls /proc/$p/task | sort -n | sed -n 3p)
+	"$RSEQDBG" step --pid $p --tid "$worker" --quiet --json --count 30000 "$@" >"$out" 2>&1 &
+	local d=$!
+	# While it steps, note the state of every other worker.
+	for _ in $(seq 40); do grep -q '"type":"passage"' "$out" && break; sleep 0.05; done
+	for t in $(ls /proc/$p/task); do
+		[ "$t" = "$worker" ] || [ "$t" = "$p" ] && continue
+		states="$states$(awk '{print $3}' /proc/$p/task/$t/stat 2>/dev/null)"
+	done
+	wait $d
+	rc=$?
+	wait $p
+	local wrc=$?
+	echo "$states" >"$TMP/$name.states"
+	local passages
+	passages=$(grep -c '"type":"passage"' "$out")
+	if [ $rc -ne 0 ] || [ $wrc -ne 0 ] || [ "$(kv "$rep" result)" != ok ] || [ "$passages" -eq 0 ]; then
+		fail "$name" "rseqdbg rc=$rc workload rc=$wrc $(kv "$rep" result) passages=$passages $(tail -1 "$out")"
+		return 1
+	fi
+	pass "$name ($passages passages, workload: $(kv "$rep" iterations) iterations, result ok)"
+	echo "$passages" >"$TMP/$name.passages"
+}
+
+if attach_case "step attach, others running"; then
+	# The others ran at full speed: far more iterations than the stepped thread's passages.
+	it=$(kv "$TMP/step attach, others running.rep" section.wl_counter_add.iterations)
+	ps=$(cat "$TMP/step attach, others running.passages")
+	if [ "$it" -gt $((ps * 10)) ]; then
+		pass "step attach: other threads kept running"
+	else
+		fail "step attach: other threads kept running" "iterations $it, passages $ps"
+	fi
+fi
+if attach_case "step attach --lock-others" --lock-others; then
+	st=$(cat "$TMP/step attach --lock-others.states")
+	if [ -n "$st" ] && [ -z "${st//t/}" ]; then
+		pass "step --lock-others holds the other threads ($st)"
+	else
+		fail "step --lock-others holds the other threads" "states '$st'"
+	fi
+fi
+
+# Launch: the main thread creates the workers while it is stepped; each new thread is
+# traced and reported, and the run completes.
+"$RSEQDBG" step --json --quiet --from main --count 400000 --detach -- \
+	"$WL" --mode counter --threads 3 --iters 200 --out "$TMP/launch.rep" >"$TMP/launch.json" 2>&1
+rc=$?
+nthreads=$(grep -c '"type":"thread"' "$TMP/launch.json")
+if [ $rc -eq 0 ] && [ "$nthreads" -ge 3 ] && [ "$(kv "$TMP/launch.rep" result)" = ok ]; then
+	pass "step launch follows new threads ($nthreads reported)"
+else
+	fail "step launch follows new threads" "rc=$rc threads=$nthreads $(kv "$TMP/launch.rep" result) $(tail -1 "$TMP/launch.json")"
+fi
+
+# Attach to a thread that is itself inside a section's loop with signals: the stepped
+# thread receives them (delivered) and the run stays correct.
+"$WL" --mode all --threads 2 --seconds 8 --signal-us 200 --out "$TMP/sig.rep" &
+p=$!
+sleep 0.5
+worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
+"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet --count 20000 >"$TMP/sig.json" 2>&1
+rc=$?
+wait $p
+wrc=$?
+sigs=$(grep -c '"type":"signal"' "$TMP/sig.json")
+if [ $rc -eq 0 ] && [ $wrc -eq 0 ] && [ "$(kv "$TMP/sig.rep" result)" = ok ] && [ "$sigs" -gt 0 ]; then
+	pass "step delivers signals to the stepped thread ($sigs seen)"
+else
+	fail "step delivers signals to the stepped thread" "rc=$rc wrc=$wrc signals=$sigs $(kv "$TMP/sig.rep" result)"
+fi
+
+finish
