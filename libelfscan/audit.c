@@ -52,140 +52,139 @@ enum check_id {
 #define I ELFSCAN_SEV_INFO
 
 static const struct elfscan_check checks[C_NCHECKS] = {
-	[C_VERSION] = { "RSEQ001", "descriptor", E, "descriptor version is not 0",
-			"The kernel accepts only struct rseq_cs version 0 and kills the thread "
-			"(SIGSEGV) when it finds another version in an armed descriptor.",
-			"Emit the descriptor with version 0." },
-	[C_FLAGS] = { "RSEQ002", "descriptor", E, "descriptor flags are not 0",
-		      "The RSEQ_CS_FLAG_NO_RESTART_ON_* flags are deprecated; since Linux 6.0 the "
-		      "kernel kills a thread whose armed descriptor has flags set.",
-		      "Set the descriptor's flags field to 0." },
-	[C_ALIGN] = { "RSEQ003", "descriptor", W, "descriptor is not 32-byte aligned",
-		      "struct rseq_cs is declared aligned(32) by the ABI; table walkers step "
-		      "__rseq_cs by 32 bytes from an aligned start and miss a misaligned entry.",
-		      "Align the descriptor with .balign 32 in the __rseq_cs section." },
-	[C_EMPTY] = { "RSEQ004", "descriptor", E, "post_commit_offset is 0",
-		      "An empty section [start_ip, start_ip) contains no instruction: the kernel "
-		      "never restarts it, so nothing is protected.",
-		      "Set post_commit_offset to the commit label minus the start label." },
-	[C_OVERFLOW] = { "RSEQ005", "descriptor", E, "start_ip + post_commit_offset overflows",
-			 "The kernel rejects (SIGSEGV) a descriptor whose end wraps around the "
-			 "address space or lies above the user address range.",
-			 "Compute post_commit_offset as a label difference within one section." },
-	[C_ABORT_INSIDE] = { "RSEQ006", "descriptor", E, "abort_ip is inside the section",
-			     "The kernel requires abort_ip outside [start_ip, post_commit_ip) and "
-			     "kills the thread otherwise.",
-			     "Place the abort handler (and its signature) outside the section." },
-	[C_NOT_EXEC] = { "RSEQ007", "descriptor", E,
-			 "start, post-commit or abort address outside every executable segment",
-			 "A section or abort handler that is not in executable memory cannot run; "
-			 "the descriptor points at data, at nothing, or was not relocated.",
-			 "Check the descriptor's relocations and that the labels are in .text." },
-	[C_SIG_UNKNOWN] = { "RSEQ010", "signature", E,
-			    "the 4 bytes before abort_ip are not a known signature",
-			    "On abort the kernel compares the 4 bytes before abort_ip with the "
-			    "signature the thread registered and kills the thread when they differ.",
-			    "Emit the architecture's RSEQ_SIG (for example 0x53053053 on x86) "
-			    "immediately before the abort label." },
-	[C_SIG_DIFFER] = { "RSEQ011", "signature", E,
-			   "signatures differ between sections of one file",
-			   "A thread registers one signature; a section whose signature differs "
-			   "from it kills the thread on its first abort.",
-			   "Use one RSEQ_SIG value for every section of the program." },
-	[C_SIG_REGISTERED] = { "RSEQ012", "signature", E,
-			       "signature differs from the one the thread registered",
-			       "The process registered another signature (rseq(2) sig argument, "
-			       "glibc uses RSEQ_SIG): this section's first abort kills the thread.",
-			       "Emit the signature the process registers before abort_ip, or "
-			       "register the one the section carries." },
-	[C_PTR_DANGLING] = { "RSEQ020", "tables", E,
-			     "pointer-array entry points to no descriptor in __rseq_cs",
-			     "Debuggers and instrumentation follow __rseq_cs_ptr_array; an entry "
-			     "that points elsewhere gives them a bogus section.",
-			     "Make every __rseq_cs_ptr_array entry the address of a descriptor "
-			     "emitted in __rseq_cs." },
-	[C_UNLISTED] = { "RSEQ021", "tables", W,
-			 "descriptor in __rseq_cs that the pointer array does not list",
-			 "Tools that read only __rseq_cs_ptr_array do not see this section.",
-			 "Emit a pointer-array entry next to every descriptor." },
-	[C_DUPLICATE] = { "RSEQ022", "tables", W, "duplicate table entries",
-			  "The same descriptor listed twice, two descriptors for one section or "
-			  "a repeated exit point: table consumers count the section twice.",
-			  "Emit each descriptor, pointer and exit point once." },
-	[C_EXIT_NO_SECTION] = { "RSEQ023", "tables", W,
-				"exit point whose start_ip matches no section",
-				"An exit point names its section by start_ip; one that matches no "
-				"descriptor is lost on debuggers.",
-				"Use the section's start label as the exit point's start_ip." },
-	[C_EXIT_INSIDE] = { "RSEQ024", "tables", W, "exit point inside its section",
-			    "An exit point's exit_ip must lie outside [start_ip, post_commit_ip); "
-			    "one inside is no exit, so a debugger stops inside the section.",
-			    "Point exit_ip at the label the section branches to." },
-	[C_NO_PTR_ARRAY] = { "RSEQ025", "tables", I, "__rseq_cs_ptr_array is missing",
-			     "Debuggers and instrumentation read the pointer array to find "
-			     "critical sections; --gc-sections drops it when nothing keeps it.",
-			     "Keep the section: KEEP(*(__rseq_cs_ptr_array)) in the linker script, "
-			     "or SHF_GNU_RETAIN (.section ...,\"aR\")." },
-	[C_NO_EXIT_ARRAY] = { "RSEQ026", "tables", I, "__rseq_exit_point_array is missing",
-			      "Sections branch to addresses other than post-commit and abort, "
-			      "but no exit-point array declares them; debuggers and "
-			      "instrumentation read it, and --gc-sections drops it.",
-			      "Declare every exit in __rseq_exit_point_array and keep the section "
-			      "from garbage collection." },
-	[C_OVERLAP] = { "RSEQ027", "tables", W, "overlapping sections",
-			"Two different sections cover the same code; the kernel uses only the "
-			"armed one, and a debugger cannot tell which applies.",
-			"Give each critical section its own code range." },
-	[C_PC_BOUNDARY] = { "RSEQ030", "code", E, "post_commit_ip is not on an instruction boundary",
-			    "The section's end splits an instruction: the commit instruction is "
-			    "partly outside the section, or the offset is wrong.",
-			    "Compute post_commit_offset from the label after the commit store." },
-	[C_ABORT_BOUNDARY] = { "RSEQ031", "code", E, "abort_ip is not on an instruction boundary",
-			       "The kernel jumps to abort_ip; an address inside an instruction "
-			       "executes garbage.",
-			       "Point abort_ip at the label right after the signature." },
-	[C_CALL] = { "RSEQ032", "code", E, "call inside the section",
-		     "The callee runs outside [start_ip, post_commit_ip): preemption there is "
-		     "not detected, and an abort cannot unwind the call.",
-		     "Inline the code or move the call out of the critical section." },
-	[C_SYSCALL] = { "RSEQ033", "code", E, "system call inside the section",
-			"A system call inside a critical section is not allowed: the kernel kills "
-			"the thread (CONFIG_DEBUG_RSEQ) or the section restarts forever.",
-			"Make the system call before or after the section." },
-	[C_TRAP] = { "RSEQ034", "code", E, "software interrupt or trap inside the section",
-		     "A trap enters the kernel and aborts the section on every pass.",
-		     "Remove the trap instruction from the section." },
-	[C_RET] = { "RSEQ035", "code", W, "return inside the section",
-		    "A return leaves the section for an address no table declares; a debugger "
-		    "does not know it is an exit.",
-		    "Leave the section through post_commit_ip or a declared exit point." },
-	[C_SP_WRITE] = { "RSEQ036", "code", W, "stack pointer written inside the section",
-			 "The abort handler runs with whatever the section left in the stack "
-			 "pointer; push, pop and stack adjustments make it unbalanced.",
-			 "Adjust the stack before the section, not inside it." },
-	[C_UNDECLARED_EXIT] = { "RSEQ037", "code", W, "branch leaves the section to an undeclared "
-						      "address",
-				"A branch to an address that is neither post_commit_ip, abort_ip "
-				"nor a declared exit point: a debugger stepping over the section "
-				"would miss it and lose control.",
-				"Declare the target in __rseq_exit_point_array." },
-	[C_JUMP_INTO] = { "RSEQ038", "code", E, "code outside the section jumps into its middle",
-			  "Entering a section anywhere but start_ip runs that path without "
-			  "rseq_cs armed: it is never restarted.",
-			  "Branch to start_ip (re-arming rseq_cs) instead." },
-	[C_SPANS_FUNCS] = { "RSEQ039", "code", W, "section spans two functions",
-			    "The section runs past the end of the function that contains its start.",
-			    "Keep a critical section inside one function." },
-	[C_NO_COMMIT] = { "RSEQ040", "code", W, "last instruction is not a store",
-			  "A critical section ends with its commit: a single store. Without one "
-			  "the section commits nothing.",
-			  "End the section with the commit store and place post_commit right "
-			  "after it." },
-	[C_ORPHAN_SIG] = { "RSEQ050", "orphans", I,
-			   "signature followed by code that no descriptor uses as abort target",
-			   "An abort handler with no descriptor pointing at it: a table may have "
-			   "been lost (discarded section, stripped, or never emitted).",
-			   "Check that every critical section's descriptor reaches the binary." },
+    [C_VERSION] = {"RSEQ001", "descriptor", E, "descriptor version is not 0",
+		   "The kernel accepts only struct rseq_cs version 0 and kills the thread "
+		   "(SIGSEGV) when it finds another version in an armed descriptor.",
+		   "Emit the descriptor with version 0."},
+    [C_FLAGS] = {"RSEQ002", "descriptor", E, "descriptor flags are not 0",
+		 "The RSEQ_CS_FLAG_NO_RESTART_ON_* flags are deprecated; since Linux 6.0 the "
+		 "kernel kills a thread whose armed descriptor has flags set.",
+		 "Set the descriptor's flags field to 0."},
+    [C_ALIGN] = {"RSEQ003", "descriptor", W, "descriptor is not 32-byte aligned",
+		 "struct rseq_cs is declared aligned(32) by the ABI; table walkers step "
+		 "__rseq_cs by 32 bytes from an aligned start and miss a misaligned entry.",
+		 "Align the descriptor with .balign 32 in the __rseq_cs section."},
+    [C_EMPTY] = {"RSEQ004", "descriptor", E, "post_commit_offset is 0",
+		 "An empty section [start_ip, start_ip) contains no instruction: the kernel "
+		 "never restarts it, so nothing is protected.",
+		 "Set post_commit_offset to the commit label minus the start label."},
+    [C_OVERFLOW] = {"RSEQ005", "descriptor", E, "start_ip + post_commit_offset overflows",
+		    "The kernel rejects (SIGSEGV) a descriptor whose end wraps around the "
+		    "address space or lies above the user address range.",
+		    "Compute post_commit_offset as a label difference within one section."},
+    [C_ABORT_INSIDE] = {"RSEQ006", "descriptor", E, "abort_ip is inside the section",
+			"The kernel requires abort_ip outside [start_ip, post_commit_ip) and "
+			"kills the thread otherwise.",
+			"Place the abort handler (and its signature) outside the section."},
+    [C_NOT_EXEC] = {"RSEQ007", "descriptor", E,
+		    "start, post-commit or abort address outside every executable segment",
+		    "A section or abort handler that is not in executable memory cannot run; "
+		    "the descriptor points at data, at nothing, or was not relocated.",
+		    "Check the descriptor's relocations and that the labels are in .text."},
+    [C_SIG_UNKNOWN] = {"RSEQ010", "signature", E,
+		       "the 4 bytes before abort_ip are not a known signature",
+		       "On abort the kernel compares the 4 bytes before abort_ip with the "
+		       "signature the thread registered and kills the thread when they differ.",
+		       "Emit the architecture's RSEQ_SIG (for example 0x53053053 on x86) "
+		       "immediately before the abort label."},
+    [C_SIG_DIFFER] = {"RSEQ011", "signature", E, "signatures differ between sections of one file",
+		      "A thread registers one signature; a section whose signature differs "
+		      "from it kills the thread on its first abort.",
+		      "Use one RSEQ_SIG value for every section of the program."},
+    [C_SIG_REGISTERED] = {"RSEQ012", "signature", E,
+			  "signature differs from the one the thread registered",
+			  "The process registered another signature (rseq(2) sig argument, "
+			  "glibc uses RSEQ_SIG): this section's first abort kills the thread.",
+			  "Emit the signature the process registers before abort_ip, or "
+			  "register the one the section carries."},
+    [C_PTR_DANGLING] = {"RSEQ020", "tables", E,
+			"pointer-array entry points to no descriptor in __rseq_cs",
+			"Debuggers and instrumentation follow __rseq_cs_ptr_array; an entry "
+			"that points elsewhere gives them a bogus section.",
+			"Make every __rseq_cs_ptr_array entry the address of a descriptor "
+			"emitted in __rseq_cs."},
+    [C_UNLISTED] = {"RSEQ021", "tables", W,
+		    "descriptor in __rseq_cs that the pointer array does not list",
+		    "Tools that read only __rseq_cs_ptr_array do not see this section.",
+		    "Emit a pointer-array entry next to every descriptor."},
+    [C_DUPLICATE] = {"RSEQ022", "tables", W, "duplicate table entries",
+		     "The same descriptor listed twice, two descriptors for one section or "
+		     "a repeated exit point: table consumers count the section twice.",
+		     "Emit each descriptor, pointer and exit point once."},
+    [C_EXIT_NO_SECTION] = {"RSEQ023", "tables", W, "exit point whose start_ip matches no section",
+			   "An exit point names its section by start_ip; one that matches no "
+			   "descriptor is lost on debuggers.",
+			   "Use the section's start label as the exit point's start_ip."},
+    [C_EXIT_INSIDE] = {"RSEQ024", "tables", W, "exit point inside its section",
+		       "An exit point's exit_ip must lie outside [start_ip, post_commit_ip); "
+		       "one inside is no exit, so a debugger stops inside the section.",
+		       "Point exit_ip at the label the section branches to."},
+    [C_NO_PTR_ARRAY] = {"RSEQ025", "tables", I, "__rseq_cs_ptr_array is missing",
+			"Debuggers and instrumentation read the pointer array to find "
+			"critical sections; --gc-sections drops it when nothing keeps it.",
+			"Keep the section: KEEP(*(__rseq_cs_ptr_array)) in the linker script, "
+			"or SHF_GNU_RETAIN (.section ...,\"aR\")."},
+    [C_NO_EXIT_ARRAY] = {"RSEQ026", "tables", I, "__rseq_exit_point_array is missing",
+			 "Sections branch to addresses other than post-commit and abort, "
+			 "but no exit-point array declares them; debuggers and "
+			 "instrumentation read it, and --gc-sections drops it.",
+			 "Declare every exit in __rseq_exit_point_array and keep the section "
+			 "from garbage collection."},
+    [C_OVERLAP] = {"RSEQ027", "tables", W, "overlapping sections",
+		   "Two different sections cover the same code; the kernel uses only the "
+		   "armed one, and a debugger cannot tell which applies.",
+		   "Give each critical section its own code range."},
+    [C_PC_BOUNDARY] = {"RSEQ030", "code", E, "post_commit_ip is not on an instruction boundary",
+		       "The section's end splits an instruction: the commit instruction is "
+		       "partly outside the section, or the offset is wrong.",
+		       "Compute post_commit_offset from the label after the commit store."},
+    [C_ABORT_BOUNDARY] = {"RSEQ031", "code", E, "abort_ip is not on an instruction boundary",
+			  "The kernel jumps to abort_ip; an address inside an instruction "
+			  "executes garbage.",
+			  "Point abort_ip at the label right after the signature."},
+    [C_CALL] = {"RSEQ032", "code", E, "call inside the section",
+		"The callee runs outside [start_ip, post_commit_ip): preemption there is "
+		"not detected, and an abort cannot unwind the call.",
+		"Inline the code or move the call out of the critical section."},
+    [C_SYSCALL] = {"RSEQ033", "code", E, "system call inside the section",
+		   "A system call inside a critical section is not allowed: the kernel kills "
+		   "the thread (CONFIG_DEBUG_RSEQ) or the section restarts forever.",
+		   "Make the system call before or after the section."},
+    [C_TRAP] = {"RSEQ034", "code", E, "software interrupt or trap inside the section",
+		"A trap enters the kernel and aborts the section on every pass.",
+		"Remove the trap instruction from the section."},
+    [C_RET] = {"RSEQ035", "code", W, "return inside the section",
+	       "A return leaves the section for an address no table declares; a debugger "
+	       "does not know it is an exit.",
+	       "Leave the section through post_commit_ip or a declared exit point."},
+    [C_SP_WRITE] = {"RSEQ036", "code", W, "stack pointer written inside the section",
+		    "The abort handler runs with whatever the section left in the stack "
+		    "pointer; push, pop and stack adjustments make it unbalanced.",
+		    "Adjust the stack before the section, not inside it."},
+    [C_UNDECLARED_EXIT] = {"RSEQ037", "code", W,
+			   "branch leaves the section to an undeclared "
+			   "address",
+			   "A branch to an address that is neither post_commit_ip, abort_ip "
+			   "nor a declared exit point: a debugger stepping over the section "
+			   "would miss it and lose control.",
+			   "Declare the target in __rseq_exit_point_array."},
+    [C_JUMP_INTO] = {"RSEQ038", "code", E, "code outside the section jumps into its middle",
+		     "Entering a section anywhere but start_ip runs that path without "
+		     "rseq_cs armed: it is never restarted.",
+		     "Branch to start_ip (re-arming rseq_cs) instead."},
+    [C_SPANS_FUNCS] = {"RSEQ039", "code", W, "section spans two functions",
+		       "The section runs past the end of the function that contains its start.",
+		       "Keep a critical section inside one function."},
+    [C_NO_COMMIT] = {"RSEQ040", "code", W, "last instruction is not a store",
+		     "A critical section ends with its commit: a single store. Without one "
+		     "the section commits nothing.",
+		     "End the section with the commit store and place post_commit right "
+		     "after it."},
+    [C_ORPHAN_SIG] = {"RSEQ050", "orphans", I,
+		      "signature followed by code that no descriptor uses as abort target",
+		      "An abort handler with no descriptor pointing at it: a table may have "
+		      "been lost (discarded section, stripped, or never emitted).",
+		      "Check that every critical section's descriptor reaches the binary."},
 };
 
 #undef E
@@ -224,7 +223,7 @@ struct ctx {
 	size_t nx;
 	unsigned char *starts; /* instruction-start bitmap per exec range byte (sweep) */
 	size_t *xoff;	       /* bit offset of each range in starts */
-	uint64_t *bogus; /* descriptor addresses only dangling slots lead to */
+	uint64_t *bogus;       /* descriptor addresses only dangling slots lead to */
 	size_t nbogus;
 	int err;
 };
@@ -398,8 +397,7 @@ static uint64_t rd_word(const struct elfscan *es, const unsigned char *p, size_t
 }
 
 /* A section by name: its address as the library lays it out, and its size. */
-static bool find_section(const struct elfscan *es, const char *name, uint64_t *addr,
-			 uint64_t *size)
+static bool find_section(const struct elfscan *es, const char *name, uint64_t *addr, uint64_t *size)
 {
 	for (size_t i = 1; i < es->shnum; i++) {
 		Elf_Scn *scn = elf_getscn(es->elf, i);
@@ -533,7 +531,8 @@ static void check_descriptor(struct ctx *c, const struct elfscan_cs *cs)
 	if (is_bogus(c, cs)) {
 		if (cs->desc_addr % 32)
 			add(c, C_ALIGN, cs, cs->desc_addr,
-			    "descriptor at 0x%" PRIx64 " is not 32-byte aligned (address %% 32 = %u)",
+			    "descriptor at 0x%" PRIx64
+			    " is not 32-byte aligned (address %% 32 = %u)",
 			    cs->desc_addr + b, (unsigned int)(cs->desc_addr % 32));
 		return;
 	}
@@ -548,7 +547,8 @@ static void check_descriptor(struct ctx *c, const struct elfscan_cs *cs)
 			    cs->desc_addr + b, cs->flags);
 		if (cs->desc_addr % 32)
 			add(c, C_ALIGN, cs, cs->desc_addr,
-			    "descriptor at 0x%" PRIx64 " is not 32-byte aligned (address %% 32 = %u)",
+			    "descriptor at 0x%" PRIx64
+			    " is not 32-byte aligned (address %% 32 = %u)",
 			    cs->desc_addr + b, (unsigned int)(cs->desc_addr % 32));
 	}
 	if (!cs->post_commit_offset)
@@ -588,8 +588,8 @@ static void check_signatures(struct ctx *c)
 	nknown = known_sigs(c->es, known, 8);
 	(void)m;
 	for (size_t i = 0, off = 0; i < nknown && off < sizeof(list); i++)
-		off += snprintf(list + off, sizeof(list) - off, "%s0x%08x", i ? " or " : "",
-				known[i]);
+		off +=
+		    snprintf(list + off, sizeof(list) - off, "%s0x%08x", i ? " or " : "", known[i]);
 	/* The most common signature is the file's; the others differ from it. */
 	for (size_t i = 0; i < n; i++) {
 		const struct elfscan_cs *cs = elfscan_get(c->es, i);
@@ -601,8 +601,8 @@ static void check_signatures(struct ctx *c)
 		for (size_t j = 0; j < n; j++) {
 			const struct elfscan_cs *o = elfscan_get(c->es, j);
 
-			if (o->sig_status <= ELFSCAN_SIG_MISMATCH && !is_legacy(o) && !is_bogus(c, o) &&
-			    o->signature == cs->signature)
+			if (o->sig_status <= ELFSCAN_SIG_MISMATCH && !is_legacy(o) &&
+			    !is_bogus(c, o) && o->signature == cs->signature)
 				cnt++;
 		}
 		if (cnt > best_n) {
@@ -632,7 +632,8 @@ static void check_signatures(struct ctx *c)
 			continue;
 		if (best_n && cs->signature != best)
 			add(c, C_SIG_DIFFER, cs, cs->abort_ip - 4,
-			    "signature 0x%08x differs from 0x%08x carried by %zu other section%s of "
+			    "signature 0x%08x differs from 0x%08x carried by %zu other section%s "
+			    "of "
 			    "this file",
 			    cs->signature, best, best_n, best_n == 1 ? "" : "s");
 		for (size_t r = 0; r < c->o->nregistered_sigs; r++) {
@@ -642,7 +643,8 @@ static void check_signatures(struct ctx *c)
 				seen |= c->o->registered_sigs[q] == c->o->registered_sigs[r];
 			if (!seen && c->o->registered_sigs[r] != cs->signature)
 				add(c, C_SIG_REGISTERED, cs, cs->abort_ip - 4,
-				    "signature 0x%08x differs from 0x%08x that the process registered",
+				    "signature 0x%08x differs from 0x%08x that the process "
+				    "registered",
 				    cs->signature, c->o->registered_sigs[r]);
 		}
 	}
@@ -760,7 +762,8 @@ static void check_ptr_array(struct ctx *c)
 		/* arm and mips keep an inline copy of the descriptor in .text */
 		if ((m == EM_ARM || m == EM_MIPS) && in_exec(c, v, false))
 			continue;
-		dangling(c, pa + off, v, have_cs ? "outside __rseq_cs" : "but there is no __rseq_cs");
+		dangling(c, pa + off, v,
+			 have_cs ? "outside __rseq_cs" : "but there is no __rseq_cs");
 	}
 out:
 	free(pb);
@@ -786,7 +789,8 @@ static void check_tables(struct ctx *c)
 		if ((src & ELFSCAN_SRC_CS_PTR_ARRAY) && (cs->sources & ELFSCAN_SRC_CS) &&
 		    !(cs->sources & ELFSCAN_SRC_CS_PTR_ARRAY))
 			add(c, C_UNLISTED, cs, cs->desc_addr,
-			    "descriptor at 0x%" PRIx64 " in __rseq_cs is not in __rseq_cs_ptr_array",
+			    "descriptor at 0x%" PRIx64
+			    " in __rseq_cs is not in __rseq_cs_ptr_array",
 			    cs->desc_addr + b);
 		for (size_t s = 0; s < cs->nsites; s++) {
 			if (cs->sites[s].source != ELFSCAN_SRC_CS_PTR_ARRAY)
@@ -819,7 +823,8 @@ static void check_tables(struct ctx *c)
 				break;
 			if ((o->start_ip == cs->start_ip &&
 			     o->post_commit_offset == cs->post_commit_offset) ||
-			    !o->post_commit_offset || o->post_commit_ip < o->start_ip || is_bogus(c, o))
+			    !o->post_commit_offset || o->post_commit_ip < o->start_ip ||
+			    is_bogus(c, o))
 				continue;
 			add(c, C_OVERLAP, o, o->start_ip,
 			    "[0x%" PRIx64 ", 0x%" PRIx64 ") overlaps the section [0x%" PRIx64
@@ -853,8 +858,8 @@ static void check_tables(struct ctx *c)
 		ex[e] = x;
 		if (!n || !bsearch(&x->start_ip, starts, n, sizeof(*starts), cmp_u64))
 			add(c, C_EXIT_NO_SECTION, NULL, x->addr,
-			    "exit point at 0x%" PRIx64 " (start_ip 0x%" PRIx64 ", exit_ip 0x%" PRIx64
-			    ") matches no section",
+			    "exit point at 0x%" PRIx64 " (start_ip 0x%" PRIx64
+			    ", exit_ip 0x%" PRIx64 ") matches no section",
 			    x->addr + b, x->start_ip + b, x->exit_ip + b);
 	}
 	qsort(ex, ne, sizeof(*ex), cmp_exit);
@@ -871,7 +876,8 @@ static void check_tables(struct ctx *c)
 	free(starts);
 	if ((src & ELFSCAN_SRC_CS) && !(src & ELFSCAN_SRC_CS_PTR_ARRAY))
 		add(c, C_NO_PTR_ARRAY, NULL, 0,
-		    "%s has __rseq_cs but no __rseq_cs_ptr_array: debuggers and instrumentation read "
+		    "%s has __rseq_cs but no __rseq_cs_ptr_array: debuggers and instrumentation "
+		    "read "
 		    "the pointer array to find critical sections (--gc-sections drops it)",
 		    elfscan_path(es));
 }
@@ -923,7 +929,8 @@ static void sweep(struct ctx *c)
 			const struct elfscan_cs *cs;
 			size_t k = c->xoff[i] + off;
 
-			if (elfscan_decode_one(c->dec, r->bytes + off, len - off, r->lo + off, &in)) {
+			if (elfscan_decode_one(c->dec, r->bytes + off, len - off, r->lo + off,
+					       &in)) {
 				off += step;
 				continue;
 			}
@@ -941,8 +948,8 @@ static void sweep(struct ctx *c)
 				where(c, in.addr, src, sizeof(src));
 				where(c, in.target, dst, sizeof(dst));
 				add(c, C_JUMP_INTO, cs, in.addr,
-				    "'%s' at %s jumps into the middle of the section (to %s)", in.text,
-				    src, dst);
+				    "'%s' at %s jumps into the middle of the section (to %s)",
+				    in.text, src, dst);
 			}
 		}
 	}
@@ -1005,8 +1012,8 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 	    cs->post_commit_offset > (1u << 20) || !in_exec(c, cs->start_ip, false) ||
 	    is_bogus(c, cs))
 		return false;
-	if (in_exec(c, cs->abort_ip, false) && !(cs->abort_ip - cs->start_ip < cs->post_commit_offset) &&
-	    !abort_on_boundary(c, cs)) {
+	if (in_exec(c, cs->abort_ip, false) &&
+	    !(cs->abort_ip - cs->start_ip < cs->post_commit_offset) && !abort_on_boundary(c, cs)) {
 		where(c, cs->abort_ip, at, sizeof(at));
 		add(c, C_ABORT_BOUNDARY, cs, cs->abort_ip,
 		    "abort_ip 0x%" PRIx64 " (%s) is inside an instruction", cs->abort_ip + b, at);
@@ -1058,8 +1065,8 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 			    "'%s' at %s branches to %s, which is neither post_commit_ip, abort_ip "
 			    "nor a declared exit point",
 			    in->text, at, to);
-		} else if ((in->flags & ELFSCAN_INSN_BRANCH) && (in->flags & ELFSCAN_INSN_INDIRECT) &&
-			   !(in->flags & ELFSCAN_INSN_RET)) {
+		} else if ((in->flags & ELFSCAN_INSN_BRANCH) &&
+			   (in->flags & ELFSCAN_INSN_INDIRECT) && !(in->flags & ELFSCAN_INSN_RET)) {
 			undeclared = true;
 			add(c, C_UNDECLARED_EXIT, cs, in->addr,
 			    "indirect branch '%s' at %s may leave the section for any address",
@@ -1116,8 +1123,9 @@ static void check_orphans(struct ctx *c)
 				struct elfscan_insn in;
 
 				p++;
-				if (x86 && (off < 3 || (memcmp(r->bytes + off - 3, "\x0f\xb9\x3d", 3) &&
-							memcmp(r->bytes + off - 3, "\x0f\x1f\x05", 3))))
+				if (x86 &&
+				    (off < 3 || (memcmp(r->bytes + off - 3, "\x0f\xb9\x3d", 3) &&
+						 memcmp(r->bytes + off - 3, "\x0f\x1f\x05", 3))))
 					continue;
 				if (!x86 && off % align)
 					continue;
@@ -1134,7 +1142,8 @@ static void check_orphans(struct ctx *c)
 
 					where(c, abort, at, sizeof(at));
 					add(c, C_ORPHAN_SIG, NULL, abort,
-					    "signature 0x%08x followed by code at %s, but no descriptor "
+					    "signature 0x%08x followed by code at %s, but no "
+					    "descriptor "
 					    "has abort_ip 0x%" PRIx64,
 					    known[s], at, abort + c->o->bias);
 				}
@@ -1151,7 +1160,10 @@ static int cmp_finding(const void *a, const void *b)
 	const struct elfscan_finding *x = a, *y = b;
 
 	if (x->csidx != y->csidx)
-		return x->csidx == SIZE_MAX ? -1 : y->csidx == SIZE_MAX ? 1 : x->csidx < y->csidx ? -1 : 1;
+		return x->csidx == SIZE_MAX   ? -1
+		       : y->csidx == SIZE_MAX ? 1
+		       : x->csidx < y->csidx  ? -1
+					      : 1;
 	if (x->check != y->check)
 		return x->check < y->check ? -1 : 1;
 	if (x->addr != y->addr)
@@ -1192,8 +1204,8 @@ static bool any_on(const struct ctx *c, int lo, int hi)
 int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 		  struct elfscan_audit **res)
 {
-	struct elfscan_audit_opts o = { .sz = sizeof(o) };
-	struct ctx c = { .es = es, .o = &o };
+	struct elfscan_audit_opts o = {.sz = sizeof(o)};
+	struct ctx c = {.es = es, .o = &o};
 	size_t n = elfscan_count(es);
 	bool undeclared = false;
 	int err;

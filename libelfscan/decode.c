@@ -212,7 +212,8 @@ static void classify_x86(struct elfscan_decoder *d, const cs_insn *ci, struct el
 	}
 	for (int i = 0; i < x->op_count; i++)
 		if (x->operands[i].type == X86_OP_MEM && (x->operands[i].access & CS_AC_WRITE) &&
-		    ci->id != X86_INS_LEA && !(in->flags & (ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_CALL)))
+		    ci->id != X86_INS_LEA &&
+		    !(in->flags & (ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_CALL)))
 			in->flags |= ELFSCAN_INSN_STORE;
 	if (writes_reg(d, ci, X86_REG_RSP, X86_REG_ESP) || writes_reg(d, ci, X86_REG_SP, 0))
 		in->flags |= ELFSCAN_INSN_WRITES_SP;
@@ -220,8 +221,9 @@ static void classify_x86(struct elfscan_decoder *d, const cs_insn *ci, struct el
 
 static void classify_arm64(struct elfscan_decoder *d, const cs_insn *ci, struct elfscan_insn *in)
 {
-	static const char *const stores[] = { "st", "swp", "cas", "ldadd", "ldclr", "ldeor",
-					      "ldset", "ldsmax", "ldsmin", "ldumax", "ldumin" };
+	static const char *const stores[] = {"st",     "swp",	 "cas",	  "ldadd",
+					     "ldclr",  "ldeor",	 "ldset", "ldsmax",
+					     "ldsmin", "ldumax", "ldumin"};
 	const cs_arm64 *a = &ci->detail->arm64;
 	const char *m = ci->mnemonic;
 
@@ -271,8 +273,8 @@ static void classify_arm64(struct elfscan_decoder *d, const cs_insn *ci, struct 
 
 static void classify_arm(struct elfscan_decoder *d, const cs_insn *ci, struct elfscan_insn *in)
 {
-	static const char *const stores[] = { "str", "stm", "stl", "stc", "stre", "push", "vst",
-					      "vpush", "swp", "srs" };
+	static const char *const stores[] = {"str",  "stm", "stl",   "stc", "stre",
+					     "push", "vst", "vpush", "swp", "srs"};
 	const cs_arm *a = &ci->detail->arm;
 	const char *m = ci->mnemonic;
 
@@ -288,7 +290,8 @@ static void classify_arm(struct elfscan_decoder *d, const cs_insn *ci, struct el
 	/* bx lr and pop {..., pc} return */
 	if (has_group(ci, CS_GRP_RET) ||
 	    (ci->id == ARM_INS_BX && a->op_count == 1 && a->operands[0].reg == ARM_REG_LR) ||
-	    ((ci->id == ARM_INS_POP || ci->id == ARM_INS_LDM) && writes_reg(d, ci, ARM_REG_PC, 0))) {
+	    ((ci->id == ARM_INS_POP || ci->id == ARM_INS_LDM) &&
+	     writes_reg(d, ci, ARM_REG_PC, 0))) {
 		in->flags |= ELFSCAN_INSN_RET;
 		in->flags &= ~(ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_COND);
 	}
@@ -314,7 +317,8 @@ static void classify_arm(struct elfscan_decoder *d, const cs_insn *ci, struct el
 		in->flags |= ELFSCAN_INSN_WRITES_SP;
 	if (a->writeback)
 		for (int i = 0; i < a->op_count; i++)
-			if ((a->operands[i].type == ARM_OP_MEM && a->operands[i].mem.base == ARM_REG_SP) ||
+			if ((a->operands[i].type == ARM_OP_MEM &&
+			     a->operands[i].mem.base == ARM_REG_SP) ||
 			    (i == 0 && a->operands[i].type == ARM_OP_REG &&
 			     a->operands[i].reg == ARM_REG_SP))
 				in->flags |= ELFSCAN_INSN_WRITES_SP;
@@ -328,7 +332,8 @@ static void classify_ppc(struct elfscan_decoder *d, const cs_insn *ci, struct el
 	size_t len = strlen(m);
 
 	if (m[0] == 'b') {
-		bool link = len > 1 && (m[len - 1] == 'l' || (len > 2 && !strcmp(m + len - 2, "la")));
+		bool link =
+		    len > 1 && (m[len - 1] == 'l' || (len > 2 && !strcmp(m + len - 2, "la")));
 		bool to_lr = starts(m, "blr") || starts(m, "bclr") || strstr(m, "lr");
 		bool to_ctr = strstr(m, "ctr") != NULL;
 
@@ -361,12 +366,14 @@ static void classify_ppc(struct elfscan_decoder *d, const cs_insn *ci, struct el
 		in->flags |= ELFSCAN_INSN_STORE;
 	/* r1 written: any instruction whose first operand is r1, except stores (r1 is then
 	 * data) unless they update their base (stdu r1, -32(r1)). */
-	if (p->op_count >= 1 && p->operands[0].type == PPC_OP_REG && p->operands[0].reg == PPC_REG_R1 &&
-	    !(in->flags & ELFSCAN_INSN_STORE) && !starts(m, "cmp"))
+	if (p->op_count >= 1 && p->operands[0].type == PPC_OP_REG &&
+	    p->operands[0].reg == PPC_REG_R1 && !(in->flags & ELFSCAN_INSN_STORE) &&
+	    !starts(m, "cmp"))
 		in->flags |= ELFSCAN_INSN_WRITES_SP;
 	if (m[0] && (m[len - 1] == 'u' || (len > 2 && !strcmp(m + len - 2, "ux"))))
 		for (int i = 0; i < p->op_count; i++)
-			if (p->operands[i].type == PPC_OP_MEM && p->operands[i].mem.base == PPC_REG_R1)
+			if (p->operands[i].type == PPC_OP_MEM &&
+			    p->operands[i].mem.base == PPC_REG_R1)
 				in->flags |= ELFSCAN_INSN_WRITES_SP;
 	(void)d;
 }
@@ -424,8 +431,8 @@ int elfscan_decode_one(struct elfscan_decoder *d, const void *buf, size_t len, u
 	if (!cs_disasm_iter(d->h, &p, &len, &a, ci))
 		return -EILSEQ;
 	insn->size = ci->size;
-	snprintf(insn->text, sizeof(insn->text), "%.40s%s%.38s", ci->mnemonic, ci->op_str[0] ? " " : "",
-		 ci->op_str);
+	snprintf(insn->text, sizeof(insn->text), "%.40s%s%.38s", ci->mnemonic,
+		 ci->op_str[0] ? " " : "", ci->op_str);
 	switch (d->arch) {
 	case CS_ARCH_X86:
 		classify_x86(d, ci, insn);

@@ -31,7 +31,7 @@ enum elfscan_insn_flag {
 	ELFSCAN_INSN_SYSCALL = 1 << 5, /* syscall, sysenter, svc, sc, int $0x80 */
 	ELFSCAN_INSN_TRAP = 1 << 6,    /* software interrupt or trap: int3, int N, ud2, brk, ... */
 	ELFSCAN_INSN_STORE = 1 << 7,   /* writes memory (stores, push, atomics) */
-	ELFSCAN_INSN_WRITES_SP = 1 << 8, /* modifies the stack pointer */
+	ELFSCAN_INSN_WRITES_SP = 1 << 8,  /* modifies the stack pointer */
 	ELFSCAN_INSN_HAS_TARGET = 1 << 9, /* target holds a direct branch or call target */
 };
 

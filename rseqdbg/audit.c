@@ -41,28 +41,29 @@ struct thread {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: rseqdbg audit [OPTIONS] FILE...\n"
-		"       rseqdbg audit [OPTIONS] --pid PID\n"
-		"       rseqdbg audit --list-checks\n"
-		"\n"
-		"Check the rseq descriptor tables of ELF files and the code of their critical\n"
-		"sections: descriptors, signatures, tables, code (decoded), orphan abort handlers.\n"
-		"\n"
-		"Options:\n"
-		"      --check ID       run only this check (repeatable)\n"
-		"      --skip ID        do not run this check (repeatable)\n"
-		"      --list-checks    describe every check and exit\n"
-		"      --fail-on LEVEL  exit 1 on findings at or above LEVEL: error (default),\n"
-		"                       warning or info\n"
-		"      --pid PID        audit the modules mapped in a running process and compare\n"
-		"                       signatures with those its threads registered\n"
-		"  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
-		"  -p, --pretty         print indented JSON (implies --json)\n"
-		"      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
-		"  -h, --help           print this help\n"
-		"\n"
-		"Exit status: 0 no finding at or above --fail-on, 1 such findings, 2 could not audit.\n");
+	fprintf(
+	    f, "Usage: rseqdbg audit [OPTIONS] FILE...\n"
+	       "       rseqdbg audit [OPTIONS] --pid PID\n"
+	       "       rseqdbg audit --list-checks\n"
+	       "\n"
+	       "Check the rseq descriptor tables of ELF files and the code of their critical\n"
+	       "sections: descriptors, signatures, tables, code (decoded), orphan abort handlers.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --check ID       run only this check (repeatable)\n"
+	       "      --skip ID        do not run this check (repeatable)\n"
+	       "      --list-checks    describe every check and exit\n"
+	       "      --fail-on LEVEL  exit 1 on findings at or above LEVEL: error (default),\n"
+	       "                       warning or info\n"
+	       "      --pid PID        audit the modules mapped in a running process and compare\n"
+	       "                       signatures with those its threads registered\n"
+	       "  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
+	       "  -p, --pretty         print indented JSON (implies --json)\n"
+	       "      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
+	       "  -h, --help           print this help\n"
+	       "\n"
+	       "Exit status: 0 no finding at or above --fail-on, 1 such findings, 2 could not "
+	       "audit.\n");
 }
 
 /* --- locations ------------------------------------------------------------------------- */
@@ -490,10 +491,10 @@ static int add_id(const char ***v, size_t *n, const char *id)
 	return 0;
 }
 
-static int output(const struct audit_opts *o, struct unit *u, size_t nu,
-		  const struct thread *th, size_t nth)
+static int output(const struct audit_opts *o, struct unit *u, size_t nu, const struct thread *th,
+		  size_t nth)
 {
-	size_t total[3] = { 0 }, cnt[3];
+	size_t total[3] = {0}, cnt[3];
 	int worst = -1;
 
 	for (size_t i = 0; i < nu; i++) {
@@ -540,8 +541,8 @@ static int output(const struct audit_opts *o, struct unit *u, size_t nu,
 			printf("pid %d:", (int)o->pid);
 			for (size_t i = 0; i < nth; i++) {
 				if (th[i].registered)
-					printf(" tid %d signature 0x%08x%s", (int)th[i].tid, th[i].sig,
-					       i + 1 < nth ? "," : "");
+					printf(" tid %d signature 0x%08x%s", (int)th[i].tid,
+					       th[i].sig, i + 1 < nth ? "," : "");
 				else
 					printf(" tid %d no rseq area%s", (int)th[i].tid,
 					       i + 1 < nth ? "," : "");
@@ -553,23 +554,22 @@ static int output(const struct audit_opts *o, struct unit *u, size_t nu,
 		if (nu > 1)
 			printf("total: %zu error%s, %zu warning%s, %zu info\n",
 			       total[ELFSCAN_SEV_ERROR], total[ELFSCAN_SEV_ERROR] == 1 ? "" : "s",
-			       total[ELFSCAN_SEV_WARNING], total[ELFSCAN_SEV_WARNING] == 1 ? "" : "s",
-			       total[ELFSCAN_SEV_INFO]);
+			       total[ELFSCAN_SEV_WARNING],
+			       total[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", total[ELFSCAN_SEV_INFO]);
 	}
 	fflush(stdout);
 	return worst >= (int)o->fail_on ? EXIT_FINDINGS : EXIT_OK;
 }
 
-static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t *sigs,
-		     size_t nsigs)
+static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t *sigs, size_t nsigs)
 {
 	struct elfscan_audit_opts ao = {
-		.sz = sizeof(ao),
-		.enable = o->nenable ? o->enable : NULL,
-		.disable = o->disable,
-		.registered_sigs = sigs,
-		.nregistered_sigs = nsigs,
-		.bias = u->bias,
+	    .sz = sizeof(ao),
+	    .enable = o->nenable ? o->enable : NULL,
+	    .disable = o->disable,
+	    .registered_sigs = sigs,
+	    .nregistered_sigs = nsigs,
+	    .bias = u->bias,
 	};
 
 	if (elfscan_audit(u->es, &ao, &u->a))
@@ -579,7 +579,7 @@ static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t 
 
 static int audit_files(const struct audit_opts *o, char **paths, int n)
 {
-	struct elfscan_opts eo = { .sz = sizeof(eo) };
+	struct elfscan_opts eo = {.sz = sizeof(eo)};
 	struct unit *u = calloc(n, sizeof(*u));
 	int ret = 0;
 
@@ -605,8 +605,8 @@ static int audit_files(const struct audit_opts *o, char **paths, int n)
 
 static int audit_pid(const struct audit_opts *o)
 {
-	struct elfscan_opts eo = { .sz = sizeof(eo) };
-	struct rd_modules mods = { 0 };
+	struct elfscan_opts eo = {.sz = sizeof(eo)};
+	struct rd_modules mods = {0};
 	struct thread *th = NULL;
 	struct unit *u = NULL;
 	uint32_t *sigs = NULL;
@@ -618,7 +618,8 @@ static int audit_pid(const struct audit_opts *o)
 		return rd_error("pid %d: no such process", (int)o->pid);
 	if (err == -EIO)
 		rd_warn("pid %d: PTRACE_GET_RSEQ_CONFIGURATION unsupported (Linux 5.13+): "
-			"registered signatures not compared", (int)o->pid);
+			"registered signatures not compared",
+			(int)o->pid);
 	else if (err)
 		return rd_error("pid %d: cannot read the threads' rseq registration: %s",
 				(int)o->pid, strerror(-err));
@@ -672,18 +673,18 @@ enum { OPT_CHECK = 256, OPT_SKIP, OPT_LIST, OPT_FAIL_ON, OPT_PID, OPT_SARIF };
 int cmd_audit(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "check", required_argument, NULL, OPT_CHECK },
-		{ "skip", required_argument, NULL, OPT_SKIP },
-		{ "list-checks", no_argument, NULL, OPT_LIST },
-		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "sarif", no_argument, NULL, OPT_SARIF },
-		{ 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"pretty", no_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"check", required_argument, NULL, OPT_CHECK},
+	    {"skip", required_argument, NULL, OPT_SKIP},
+	    {"list-checks", no_argument, NULL, OPT_LIST},
+	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	    {"pid", required_argument, NULL, OPT_PID},
+	    {"sarif", no_argument, NULL, OPT_SARIF},
+	    {0},
 	};
-	struct audit_opts o = { .fail_on = ELFSCAN_SEV_ERROR };
+	struct audit_opts o = {.fail_on = ELFSCAN_SEV_ERROR};
 	unsigned long long v;
 	int c, ret = 0;
 
@@ -717,7 +718,8 @@ int cmd_audit(int argc, char **argv)
 			else if (!strcmp(optarg, "info"))
 				o.fail_on = ELFSCAN_SEV_INFO;
 			else
-				ret = rd_error("--fail-on: '%s' is not error, warning or info", optarg);
+				ret = rd_error("--fail-on: '%s' is not error, warning or info",
+					       optarg);
 			break;
 		case OPT_PID:
 			if (!rd_parse_u64(optarg, &v) || !v || v > INT32_MAX)

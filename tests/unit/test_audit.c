@@ -87,18 +87,20 @@ static void test_decode_x86_64(void **state)
 	assert_int_equal(in.size, 5);
 	assert_int_equal(decode(d, "\xc3", 1, 0x1000, &in), F(RET) | F(WRITES_SP));
 	/* jne rel8 -2: a loop on itself */
-	assert_int_equal(decode(d, "\x75\xfe", 2, 0x2000, &in), F(BRANCH) | F(COND) | F(HAS_TARGET));
+	assert_int_equal(decode(d, "\x75\xfe", 2, 0x2000, &in),
+			 F(BRANCH) | F(COND) | F(HAS_TARGET));
 	assert_int_equal(in.target, 0x2000);
 	assert_int_equal(decode(d, "\xeb\x10", 2, 0x2000, &in), F(BRANCH) | F(HAS_TARGET));
 	assert_int_equal(in.target, 0x2012);
-	assert_int_equal(decode(d, "\xff\xe0", 2, 0x2000, &in), F(BRANCH) | F(INDIRECT)); /* jmp *%rax */
-	assert_int_equal(decode(d, "\x48\x89\x11", 3, 0, &in), F(STORE));	/* mov %rdx,(%rcx) */
-	assert_int_equal(decode(d, "\x48\x8b\x11", 3, 0, &in), 0);		/* mov (%rcx),%rdx */
-	assert_int_equal(decode(d, "\x48\x8d\x01", 3, 0, &in), 0);		/* lea (%rcx),%rax */
-	assert_int_equal(decode(d, "\x50", 1, 0, &in), F(STORE) | F(WRITES_SP)); /* push %rax */
-	assert_int_equal(decode(d, "\x58", 1, 0, &in), F(WRITES_SP));		/* pop %rax */
+	assert_int_equal(decode(d, "\xff\xe0", 2, 0x2000, &in),
+			 F(BRANCH) | F(INDIRECT));			  /* jmp *%rax */
+	assert_int_equal(decode(d, "\x48\x89\x11", 3, 0, &in), F(STORE)); /* mov %rdx,(%rcx) */
+	assert_int_equal(decode(d, "\x48\x8b\x11", 3, 0, &in), 0);	  /* mov (%rcx),%rdx */
+	assert_int_equal(decode(d, "\x48\x8d\x01", 3, 0, &in), 0);	  /* lea (%rcx),%rax */
+	assert_int_equal(decode(d, "\x50", 1, 0, &in), F(STORE) | F(WRITES_SP));  /* push %rax */
+	assert_int_equal(decode(d, "\x58", 1, 0, &in), F(WRITES_SP));		  /* pop %rax */
 	assert_int_equal(decode(d, "\x48\x83\xec\x08", 4, 0, &in), F(WRITES_SP)); /* sub $8,%rsp */
-	assert_int_equal(decode(d, "\x48\xff\x07", 3, 0, &in), F(STORE));	/* incq (%rdi) */
+	assert_int_equal(decode(d, "\x48\xff\x07", 3, 0, &in), F(STORE));	  /* incq (%rdi) */
 	/* librseq's abort signature, ud1 with the signature as displacement: capstone 4 reads
 	 * ud1 without its ModRM (2 bytes), then cmp $imm32, %eax (5): still 7 bytes in all */
 	assert_int_equal(decode(d, "\x0f\xb9\x3d\x53\x30\x05\x53", 7, 0, &in), F(TRAP));
@@ -110,9 +112,10 @@ static void test_decode_x86_64(void **state)
 	elfscan_decoder_free(d);
 }
 
-static uint32_t a64(struct elfscan_decoder *d, uint32_t word, uint64_t addr, struct elfscan_insn *in)
+static uint32_t a64(struct elfscan_decoder *d, uint32_t word, uint64_t addr,
+		    struct elfscan_insn *in)
 {
-	unsigned char b[4] = { word, word >> 8, word >> 16, word >> 24 };
+	unsigned char b[4] = {word, word >> 8, word >> 16, word >> 24};
 
 	return decode(d, b, 4, addr, in);
 }
@@ -123,24 +126,24 @@ static void test_decode_aarch64(void **state)
 	struct elfscan_insn in;
 
 	assert_int_equal(elfscan_decoder_new(EM_AARCH64, 64, false, &d), 0);
-	assert_int_equal(a64(d, 0xd4000001, 0, &in), F(SYSCALL));		/* svc #0 */
-	assert_int_equal(a64(d, 0xd4200000, 0, &in), F(TRAP));		/* brk #0 */
+	assert_int_equal(a64(d, 0xd4000001, 0, &in), F(SYSCALL));		    /* svc #0 */
+	assert_int_equal(a64(d, 0xd4200000, 0, &in), F(TRAP));			    /* brk #0 */
 	assert_int_equal(a64(d, 0x94000040, 0x1000, &in), F(CALL) | F(HAS_TARGET)); /* bl +0x100 */
 	assert_int_equal(in.target, 0x1100);
-	assert_int_equal(a64(d, 0xd65f03c0, 0, &in), F(RET));		/* ret */
+	assert_int_equal(a64(d, 0xd65f03c0, 0, &in), F(RET)); /* ret */
 	assert_int_equal(a64(d, 0x54000041, 0x1000, &in), F(BRANCH) | F(COND) | F(HAS_TARGET));
-	assert_int_equal(in.target, 0x1008);					/* b.ne +8 */
+	assert_int_equal(in.target, 0x1008); /* b.ne +8 */
 	assert_int_equal(a64(d, 0xb5000041, 0x1000, &in), F(BRANCH) | F(COND) | F(HAS_TARGET));
-	assert_int_equal(in.target, 0x1008);					/* cbnz x1, +8 */
+	assert_int_equal(in.target, 0x1008); /* cbnz x1, +8 */
 	assert_int_equal(a64(d, 0x14000004, 0x1000, &in), F(BRANCH) | F(HAS_TARGET));
-	assert_int_equal(in.target, 0x1010);					/* b +16 */
+	assert_int_equal(in.target, 0x1010);				       /* b +16 */
 	assert_int_equal(a64(d, 0xd61f0200, 0, &in), F(BRANCH) | F(INDIRECT)); /* br x16 */
-	assert_int_equal(a64(d, 0xf90000a2, 0, &in), F(STORE));		/* str x2, [x5] */
-	assert_int_equal(a64(d, 0xf9400020, 0, &in), 0);			/* ldr x0, [x1] */
-	assert_int_equal(a64(d, 0xd10043ff, 0, &in), F(WRITES_SP));		/* sub sp, sp, #16 */
+	assert_int_equal(a64(d, 0xf90000a2, 0, &in), F(STORE));		       /* str x2, [x5] */
+	assert_int_equal(a64(d, 0xf9400020, 0, &in), 0);		       /* ldr x0, [x1] */
+	assert_int_equal(a64(d, 0xd10043ff, 0, &in), F(WRITES_SP));	       /* sub sp, sp, #16 */
 	/* stp x29, x30, [sp, #-16]! */
 	assert_int_equal(a64(d, 0xa9bf7bfd, 0, &in), F(STORE) | F(WRITES_SP));
-	assert_int_equal(a64(d, 0x91000400, 0, &in), 0);			/* add x0, x0, #1 */
+	assert_int_equal(a64(d, 0x91000400, 0, &in), 0); /* add x0, x0, #1 */
 	assert_int_equal(elfscan_decoder_min_insn(d), 4);
 	elfscan_decoder_free(d);
 }
@@ -230,11 +233,11 @@ static size_t count(const char *path, const struct elfscan_audit_opts *o, int *e
 
 static void test_audit_options(void **state)
 {
-	static const char *const skip[] = { "RSEQ032", NULL };
-	static const char *const only[] = { "RSEQ001", NULL };
-	static const char *const bogus[] = { "RSEQ999", NULL };
-	static const uint32_t regs[] = { 0x53053053, 0x53053053, 0xd428bc00 };
-	struct elfscan_audit_opts o = { .sz = sizeof(o) };
+	static const char *const skip[] = {"RSEQ032", NULL};
+	static const char *const only[] = {"RSEQ001", NULL};
+	static const char *const bogus[] = {"RSEQ999", NULL};
+	static const uint32_t regs[] = {0x53053053, 0x53053053, 0xd428bc00};
+	struct elfscan_audit_opts o = {.sz = sizeof(o)};
 	int err;
 
 	assert_int_equal(count(A64 "clean", &o, &err), 0);
@@ -263,7 +266,7 @@ static void test_audit_options(void **state)
 
 static void test_audit_bias(void **state)
 {
-	struct elfscan_audit_opts o = { .sz = sizeof(o), .bias = 0x7f0000000000 };
+	struct elfscan_audit_opts o = {.sz = sizeof(o), .bias = 0x7f0000000000};
 	uint64_t abort_ip = sym(A64 "sig", "rseq_abort_f");
 	const struct elfscan_finding *f;
 	struct elfscan_audit *a;
@@ -287,10 +290,10 @@ static void test_audit_bias(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode_x86_64),	  cmocka_unit_test(test_decode_aarch64),
-		cmocka_unit_test(test_decode_unsupported), cmocka_unit_test(test_check_list),
-		cmocka_unit_test(test_audit_aarch64),	  cmocka_unit_test(test_audit_options),
-		cmocka_unit_test(test_audit_bias),
+	    cmocka_unit_test(test_decode_x86_64),      cmocka_unit_test(test_decode_aarch64),
+	    cmocka_unit_test(test_decode_unsupported), cmocka_unit_test(test_check_list),
+	    cmocka_unit_test(test_audit_aarch64),      cmocka_unit_test(test_audit_options),
+	    cmocka_unit_test(test_audit_bias),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
