@@ -497,7 +497,7 @@ int rd_pt_detach(struct rd_tracee *tr, struct rd_thread *t)
 
 void rd_pt_kill(struct rd_tracee *tr)
 {
-	int st;
+	int st = 0;
 
 	if (tr->pid <= 0 || tr->exited)
 		return;

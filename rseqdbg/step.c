@@ -28,6 +28,7 @@
 #define SAFETY_NET_MS 200
 #define MAX_EXITS 32
 #define SYMCACHE 4096
+#define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
 
 enum sec_source {
 	SRC_TABLE,   /* a descriptor table of a mapped module */
@@ -85,9 +86,14 @@ struct stepper {
 	int depth; /* --finish: calls minus returns since the start */
 	bool maps_dirty;
 	bool in_exec; /* stopped in exec: the first step only leaves the system call */
+	bool last_store; /* the last instruction stepped stored a 64-bit word */
 	uint64_t unknown_pages[256];
 	size_t nunknown;
 	struct symline *symcache;
+	struct codepage {
+		uint64_t page; /* page address + 1; 0 when empty */
+		uint8_t bytes[4096];
+	} *code;
 	const char *end;
 	/* Counts for the summary. */
 	uint64_t steps, passages, res[RES_NONE + 1], stops_in_passages, signals;
@@ -280,6 +286,8 @@ static int load_modules(struct stepper *st)
 	rd_modules_free(&st->mods);
 	ret = rd_modules_load(st->tr.pid, &eo, &st->mods);
 	symcache_clear(st);
+	if (st->code)
+		memset(st->code, 0, CODECACHE * sizeof(*st->code));
 	st->nunknown = 0;
 	st->maps_dirty = false;
 	load_table_sections(st);
@@ -903,6 +911,33 @@ gone:
 	return STEP_END;
 }
 
+/* The bytes at pc (at most len), original bytes under our breakpoints. Returns how many. */
+static size_t fetch_code(struct stepper *st, uint64_t pc, uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		uint64_t a = pc + n, page = a & ~4095ull;
+		struct codepage *c = &st->code[(page >> 12) % CODECACHE];
+		size_t k = 4096 - (a - page);
+
+		if (c->page != page + 1) {
+			if (pread(st->tr.memfd, c->bytes, sizeof(c->bytes), (off_t)page) !=
+			    sizeof(c->bytes)) {
+				c->page = 0;
+				break;
+			}
+			c->page = page + 1;
+		}
+		if (k > len - n)
+			k = len - n;
+		memcpy(buf + n, c->bytes + (a - page), k);
+		n += k;
+	}
+	rd_bp_unpatch(pc, buf, n);
+	return n;
+}
+
 static bool page_checked(struct stepper *st, uint64_t pc)
 {
 	uint64_t page = pc >> 12;
@@ -924,7 +959,7 @@ static enum step_status step_once(struct stepper *st)
 	struct section *s = NULL;
 	struct rd_event ev;
 	struct rd_insn in;
-	bool unknown, maps = false;
+	bool unknown, known, maps = false;
 	size_t nsucc, n = 0;
 	rd_regs_t regs;
 	ssize_t got;
@@ -953,14 +988,21 @@ static enum step_status step_once(struct stepper *st)
 		st->end = "until";
 		return STEP_END;
 	}
-	if (st->maps_dirty || (!rd_modules_find(&st->mods, pc) && !page_checked(st, pc)))
+	known = rd_modules_find(&st->mods, pc) != NULL;
+	if (st->maps_dirty || (!known && !page_checked(st, pc)))
 		load_modules(st);
-	check_rseq_cs(st);
+	/* Sections the tables do not know are armed by a store to rseq_cs: look at it after
+	 * each store and in code outside every module. */
+	if (st->last_store || !known)
+		check_rseq_cs(st);
 
-	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
-	if (got > 0)
-		n = (size_t)got;
-	rd_bp_unpatch(pc, buf, n);
+	/* Code outside every module may be generated and rewritten: never cached. */
+	n = known ? fetch_code(st, pc, buf, sizeof(buf)) : 0;
+	if (!n) {
+		got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
+		n = got > 0 ? (size_t)got : 0;
+		rd_bp_unpatch(pc, buf, n);
+	}
 	rd_decode(st->dec, buf, n, pc, &in);
 
 	s = sec_find(st, pc);
@@ -992,6 +1034,7 @@ static enum step_status step_once(struct stepper *st)
 	}
 	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
 		maps = true;
+	st->last_store = in.store;
 	sig = st->cur_sig;
 	st->cur_sig = 0;
 	if (!sig)
@@ -1371,6 +1414,7 @@ static void stepper_free(struct stepper *st)
 	free(st->secs);
 	symcache_clear(st);
 	free(st->symcache);
+	free(st->code);
 	rd_modules_free(&st->mods);
 	rd_decoder_close(st->dec);
 	rd_tracee_free(&st->tr);
@@ -1405,7 +1449,9 @@ int cmd_step(int argc, char **argv)
 		rd.jw = jw_new(stdout, true);
 	}
 	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));
-	if (!st.symcache || rd_decoder_open(&st.dec) < 0) {
+	st.code = calloc(CODECACHE, sizeof(*st.code));
+	st.last_store = true;
+	if (!st.symcache || !st.code || rd_decoder_open(&st.dec) < 0) {
 		stepper_free(&st);
 		return rd_error("cannot set up the instruction decoder (capstone)");
 	}
