@@ -71,6 +71,29 @@ done
 # Signals delivered to the stepped thread abort sections; the counts still match.
 run_case "step counter with signals" counter --iters 1000 --signal-us 300
 
+# Without any table (the sections renamed away), sections are learned at run time from the
+# descriptor the thread arms through rseq_cs: still every passage, none aborted by us.
+hidden="$TMP/wl_hidden"
+if objcopy --rename-section __rseq_cs=.data.hidden_cs \
+	--rename-section __rseq_cs_ptr_array=.data.hidden_ptr \
+	--rename-section __rseq_exit_point_array=.data.hidden_exit "$WL" "$hidden" 2>/dev/null; then
+	"$RSEQDBG" step --quiet --json --from wl_counter_add --count 1000000 --detach -- \
+		"$hidden" --mode counter --iters 500 --out "$TMP/hidden.rep" >"$TMP/hidden.json" 2>&1
+	it=$(kv "$TMP/hidden.rep" section.wl_counter_add.iterations)
+	ab=$(kv "$TMP/hidden.rep" section.wl_counter_add.aborts)
+	np=$(jcount "$TMP/hidden.json" '"type":"passage"')
+	nr=$(jcount "$TMP/hidden.json" '"source":"rseq_cs"')
+	na=$(jcount "$TMP/hidden.json" '"result":"abort"')
+	if [ "$(kv "$TMP/hidden.rep" result)" = ok ] && [ "$np" = "$it" ] && [ "$nr" = "$np" ] &&
+		[ "$na" = "$ab" ]; then
+		pass "step without tables: sections from rseq_cs ($np passages)"
+	else
+		fail "step without tables: sections from rseq_cs" "passages $np/$it from rseq_cs $nr aborts $na/$ab"
+	fi
+else
+	skip "step without tables: sections from rseq_cs" "objcopy failed"
+fi
+
 # The exits of condexit are found by decoding the section (no table lists them).
 out="$TMP/condexit.json"
 if grep '"type":"passage"' "$TMP/step condexit.json" 2>/dev/null | grep -q '"result":"exit"'; then
