@@ -28,6 +28,11 @@ rseqdbg the extension reads the __rseq_cs sections from the inferior's memory in
 Settings: `set rseq verbose on|off` prints each step-over's breakpoints; `set rseq timeout
 SECONDS` bounds a step-over (an exit that decoding cannot see, such as an indirect jump, ends
 it by interrupting the thread; default 2).
+
+Limits: the other threads keep running during a step-over (gdb's default), so a stop they
+cause (their own breakpoint, a signal gdb stops on) ends the step-over early and is reported.
+A timer signal faster than gdb can single-step (well under a millisecond) keeps gdb's own
+stepping busy delivering signals, with or without this extension.
 """
 
 import json

@@ -229,4 +229,19 @@ gdb_run mt
 check "multi-threaded workload: rseq stepi completes" grep -q '^rseq: 3000 steps' "$TMP/mt.log"
 check "multi-threaded workload after rseq stepi: result=ok" \
 	test "$(report_of "$TMP/mt.out")" = ok
+
+# --- a per-thread timer signal keeps interrupting the stepped thread --------------------------
+cat >"$TMP/sig.gdb" <<EOF
+source $EXT
+file $W
+break wl_counter_add
+run --mode all --iters 200000 --signal-us 5000 --out $TMP/sig.out
+delete
+rseq stepi 3000
+detach
+EOF
+gdb_run sig
+check "signal workload: rseq stepi completes" grep -q '^rseq: 3000 steps' "$TMP/sig.log"
+check "signal workload after rseq stepi: result=ok, signals delivered" \
+	bash -c "[ '$(report_of "$TMP/sig.out")' = ok ] && [ $(val "$TMP/sig.out" signals) -gt 0 ]"
 finish
