@@ -251,7 +251,11 @@ int es_relocate(struct elfscan *es)
 
 			snprintf(what, sizeof(what), "section %s [%zu]", es_secname(es, i), i);
 			have_relr = true;
-			err = check_relr(es, es->image + sh->sh_offset, sh->sh_size, what);
+			if (sh->sh_entsize != (uint64_t)es->wordsz)
+				err = es_ferr(es, EINVAL, "%s has sh_entsize %llu (expected %d)",
+					      what, (unsigned long long)sh->sh_entsize, es->wordsz);
+			else
+				err = check_relr(es, es->image + sh->sh_offset, sh->sh_size, what);
 			continue;
 		}
 		if (sh->sh_type != SHT_REL && sh->sh_type != SHT_RELA)
@@ -272,6 +276,10 @@ int es_relocate(struct elfscan *es)
 		if (es->tab_of[sh->sh_info])
 			err = apply_section(es, i, xndx, es->tab_of[sh->sh_info]);
 	}
+	if (!err && !rel && es->has_dt_relr && es->dt_relrent &&
+	    es->dt_relrent != (uint64_t)es->wordsz)
+		return es_ferr(es, EINVAL, "DT_RELRENT is %llu (expected %d)",
+			       (unsigned long long)es->dt_relrent, es->wordsz);
 	if (!err && !rel && !have_relr && es->has_dt_relr && es->dt_relrsz) {
 		const unsigned char *p = es_loaded(es, es->dt_relr, es->dt_relrsz);
 

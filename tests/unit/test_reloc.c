@@ -353,6 +353,20 @@ static void test_bad_relocations_are_errors(void **state)
 	free(orig.b);
 }
 
+static void test_bad_relr_tables_are_errors(void **state)
+{
+	struct image im = load(X86 "cs-relr");
+	Elf64_Shdr *relr = shdr_named(&im, ".relr.dyn");
+
+	assert_non_null(relr);
+	relr->sh_entsize = 3;
+	expect_error(&im, "sh_entsize 3");
+	relr->sh_entsize = 8;
+	relr->sh_size -= 4;
+	expect_error(&im, "not a multiple of 8");
+	free(im.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_rel_addend_in_place),
 		cmocka_unit_test(test_object_file_layout_and_offsets),
 		cmocka_unit_test(test_bad_relocations_are_errors),
+		cmocka_unit_test(test_bad_relr_tables_are_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
