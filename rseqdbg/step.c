@@ -1427,8 +1427,8 @@ static void print_end(struct stepper *st, bool detach)
 	if (!st->tr.launched || !st->tr.exited)
 		return;
 	if (WIFEXITED(s))
-		print_event(st, "end", st->tr.pid, "program exited with status %d%s",
-			    WEXITSTATUS(s), detach ? "" : "");
+		print_event(st, "end", st->tr.pid, "program exited with status %d",
+			    WEXITSTATUS(s));
 	else if (WIFSIGNALED(s) && !(WTERMSIG(s) == SIGKILL && !detach))
 		print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)",
 			    WTERMSIG(s), strsignal(WTERMSIG(s)));
@@ -1437,7 +1437,9 @@ static void print_end(struct stepper *st, bool detach)
 int cmd_step(int argc, char **argv)
 {
 	struct stepper st = { 0 };
+	uint64_t from_addr = 0;
 	char err[512] = "";
+	pid_t first;
 	int ret;
 
 	rd_tracee_init(&st.tr);
@@ -1479,14 +1481,19 @@ int cmd_step(int argc, char **argv)
 			       st.o.until, st.tr.pid, st.mods.n);
 		goto out;
 	}
-	uint64_t from_addr = 0;
-
 	if (st.o.from && resolve(&st, st.o.from, &from_addr) < 0) {
 		ret = rd_error("--from: unknown symbol '%s' in process %d (%zu modules searched)",
 			       st.o.from, st.tr.pid, st.mods.n);
 		goto out;
 	}
-	pid_t first = st.o.tid ? st.o.tid : st.tr.pid;
+	if (st.o.from && sec_find(&st, from_addr)) {
+		const struct section *s = sec_find(&st, from_addr);
+
+		rd_warn("--from %s (%#" PRIx64 ") is inside the critical section at %#" PRIx64
+			": the stop there aborts it to %#" PRIx64, st.o.from, from_addr, s->start,
+			s->abort);
+	}
+	first = st.o.tid ? st.o.tid : st.tr.pid;
 
 	if (st.o.lock_others || st.o.from == NULL) {
 		/* Stop the thread to step now; with --lock-others every thread. */
