@@ -1025,8 +1025,9 @@ static enum step_status step_once(struct stepper *st)
 		uint64_t other[4];
 		size_t no = 0;
 
+		/* A breakpoint on the instruction itself would trap before it runs. */
 		for (size_t i = 0; i < nsucc; i++)
-			if (succ[i] < s->start || succ[i] >= s->post_commit)
+			if ((succ[i] < s->start || succ[i] >= s->post_commit) && succ[i] != pc)
 				other[no++] = succ[i];
 		print_step(st, &in);
 		st->steps++; /* this instruction runs at the start of the passage */
