@@ -742,16 +742,8 @@ int cmd_audit(int argc, char **argv)
 		if (ret)
 			goto out;
 	}
-	if (rd.pretty || o.sarif) {
-		struct jw *w = jw_new(stdout, rd.pretty);
-
-		if (!w) {
-			ret = rd_error("out of memory");
-			goto out;
-		}
-		jw_free(rd.jw);
-		rd.jw = w;
-	}
+	if (rd.pretty && (ret = rd_json_writer()))
+		goto out;
 	if (o.sarif)
 		rd.json = true; /* errors as a JSON object too */
 	if (o.list) {

@@ -37,6 +37,10 @@ int cmd_step(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 
+/* Recreate rd.jw to match rd.pretty once a command has parsed its own options.
+ * Returns EXIT_OK, or EXIT_ERROR (reported) when out of memory. */
+int rd_json_writer(void);
+
 /* Parse an unsigned number (decimal, 0x hex); false when s is not one. */
 bool rd_parse_u64(const char *s, unsigned long long *v);
 

@@ -66,6 +66,17 @@ void rd_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int rd_json_writer(void)
+{
+	struct jw *w = jw_new(stdout, rd.pretty);
+
+	if (!w)
+		return rd_error("out of memory");
+	jw_free(rd.jw);
+	rd.jw = w;
+	return EXIT_OK;
+}
+
 bool rd_parse_u64(const char *s, unsigned long long *v)
 {
 	char *end;

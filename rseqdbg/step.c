@@ -1447,10 +1447,8 @@ int cmd_step(int argc, char **argv)
 	ret = parse_opts(&st.o, argc, argv);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	if (rd.pretty) {
-		jw_free(rd.jw);
-		rd.jw = jw_new(stdout, true);
-	}
+	if (rd.pretty && rd_json_writer())
+		return EXIT_ERROR;
 	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));
 	st.code = calloc(CODECACHE, sizeof(*st.code));
 	st.last_store = true;

@@ -449,12 +449,8 @@ int cmd_trace(int argc, char **argv)
 			return EXIT_ERROR;
 		}
 	}
-	if (rd.pretty) {
-		jw_free(rd.jw);
-		rd.jw = jw_new(stdout, true);
-		if (!rd.jw)
-			return EXIT_ERROR;
-	}
+	if (rd.pretty && rd_json_writer())
+		return EXIT_ERROR;
 	c.w = rd.jw;
 	rd_features_probe(&f);
 	if (check) {
