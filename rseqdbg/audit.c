@@ -396,30 +396,13 @@ static int list_checks(void)
 
 static int thread_config(pid_t tid, struct rd_rseq_config *cfg)
 {
-	int status, err;
+	int sig, err;
 
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
-		return -errno;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
-		err = -errno;
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	err = rd_thread_hold(tid, &sig);
+	if (err)
 		return err;
-	}
-	for (;;) {
-		if (waitpid(tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return -ESRCH;
-		if (WIFSTOPPED(status))
-			break;
-	}
 	err = rd_rseq_config(tid, cfg);
-	/* hand back a signal that arrived while we held the thread */
-	ptrace(PTRACE_DETACH, tid, NULL,
-	       (void *)(long)(status >> 16 == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status)));
+	rd_thread_release(tid, sig);
 	return err;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rseqarea.h"
@@ -102,4 +103,37 @@ int rd_rseq_read_area(pid_t pid, const struct rd_rseq_config *cfg, struct rd_rse
 	memcpy(&area->node_id, raw + RSEQ_OFF_NODE_ID, 4);
 	memcpy(&area->mm_cid, raw + RSEQ_OFF_MM_CID, 4);
 	return 0;
+}
+
+int rd_thread_hold(pid_t tid, int *sig)
+{
+	int status, err;
+
+	*sig = 0;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+		err = -errno;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return err;
+	}
+	for (;;) {
+		if (waitpid(tid, &status, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		if (!WIFSTOPPED(status))
+			continue;
+		if (status >> 16 != PTRACE_EVENT_STOP)
+			*sig = WSTOPSIG(status);
+		return 0;
+	}
+}
+
+void rd_thread_release(pid_t tid, int sig)
+{
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 }

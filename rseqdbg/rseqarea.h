@@ -29,6 +29,12 @@ struct rd_rseq_area {
 	uint32_t mm_cid;
 };
 
+/* Seize and stop one thread of a process we do not trace yet; *sig is a signal that arrived
+ * meanwhile, for rd_thread_release() to hand back. 0 or -errno (-ESRCH: it exited). */
+int rd_thread_hold(pid_t tid, int *sig);
+/* Detach from a thread held by rd_thread_hold(), leaving it running as before. */
+void rd_thread_release(pid_t tid, int sig);
+
 /* tid must be ptrace-stopped by us. Returns 0 or -errno (-EIO: kernel too old). */
 int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg);
 /* Read len bytes of pid's memory at addr (process_vm_readv, then /proc/PID/mem). 0 or -errno. */

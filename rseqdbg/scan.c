@@ -578,35 +578,6 @@ static int thread_ip(pid_t tid, uint64_t *ip)
 #endif
 }
 
-/* Seize and stop one thread. *sig is a signal that arrived meanwhile, to hand back on detach. */
-static int thread_stop(pid_t tid, int *sig)
-{
-	int status, err;
-
-	*sig = 0;
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
-		return -errno;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
-		err = -errno;
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		return err;
-	}
-	for (;;) {
-		if (waitpid(tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return -ESRCH;
-		if (!WIFSTOPPED(status))
-			continue;
-		if (status >> 16 != PTRACE_EVENT_STOP)
-			*sig = WSTOPSIG(status);
-		return 0;
-	}
-}
-
 static void thread_where(struct thread *t, const struct rd_modules *mods)
 {
 	unsigned char d[32];
@@ -646,7 +617,7 @@ static int thread_inspect(struct thread *t, pid_t pid, const struct rd_modules *
 {
 	int sig, err;
 
-	err = thread_stop(t->tid, &sig);
+	err = rd_thread_hold(t->tid, &sig);
 	if (err)
 		return err;
 	t->cfg_err = rd_rseq_config(t->tid, &t->cfg);
@@ -658,7 +629,7 @@ static int thread_inspect(struct thread *t, pid_t pid, const struct rd_modules *
 	thread_where(t, mods);
 	/* Running again as before; a thread stopped inside a section aborts now, as it would
 	 * after any preemption. */
-	ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)sig);
+	rd_thread_release(t->tid, sig);
 	return 0;
 }
 
