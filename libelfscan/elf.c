@@ -42,8 +42,21 @@ static int check_header(struct elfscan *es)
 
 	if (es->size == 0)
 		return es_ferr(es, EINVAL, "empty file");
-	if (es->size < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
+	if (es->size < SELFMAG || memcmp(p, ELFMAG, SELFMAG) != 0)
 		return es_ferr(es, EINVAL, "not an ELF file (no \\177ELF magic at offset 0)");
+	if (es->size < EI_NIDENT) {
+		/* The magic is there: the file was cut short, say how much the header needs. */
+		if (es->size > EI_CLASS && p[EI_CLASS] == ELFCLASS32)
+			ehsz = sizeof(Elf32_Ehdr);
+		else if (es->size > EI_CLASS && p[EI_CLASS] == ELFCLASS64)
+			ehsz = sizeof(Elf64_Ehdr);
+		else
+			return es_ferr(es, EINVAL,
+				       "truncated ELF header (file size 0x%zx, header needs 0x%zx or 0x%zx)",
+				       es->size, sizeof(Elf32_Ehdr), sizeof(Elf64_Ehdr));
+		return es_ferr(es, EINVAL, "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
+			       es->size, ehsz);
+	}
 	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
 		return es_ferr(es, EINVAL, "unknown ELF class %u at offset 0x%x (expected 1 or 2)",
 			       p[EI_CLASS], EI_CLASS);

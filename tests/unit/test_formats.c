@@ -481,7 +481,10 @@ static void test_truncated_at_every_length_is_an_error(void **state)
 		assert_null(es);
 	}
 	expect_error(&im, 0, EINVAL, "empty");
-	expect_error(&im, 10, EINVAL, "not an ELF file");
+	expect_error(&im, 3, EINVAL, "not an ELF file");
+	/* The magic is there but the header is cut short: truncated, not "not ELF". */
+	expect_error(&im, 4, EINVAL, "header needs 0x34 or 0x40");
+	expect_error(&im, 10, EINVAL, "truncated ELF header (file size 0xa, header needs 0x40)");
 	expect_error(&im, 40, EINVAL, "truncated ELF header");
 	free(im.b);
 }
