@@ -59,7 +59,7 @@ WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 VMLINUX_H  := $(BUILD)/bpf/vmlinux.h
 BTF        := /sys/kernel/btf/vmlinux
 
-.PHONY: all check demo bench fuzz install uninstall clean deps tests format
+.PHONY: FORCE all check demo bench fuzz install uninstall clean deps tests format
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
@@ -69,10 +69,14 @@ $(BUILD)/libelfscan.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in Makefile
+# Regenerated on every build so that it names the PREFIX of this make invocation.
+$(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in FORCE
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@.tmp
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+FORCE:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

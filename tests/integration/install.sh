@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make install honours PREFIX and DESTDIR, and what it installs is usable: a program built
+# against the installed header, library and pkg-config file finds each fixture section at
+# the address of its start symbol (read independently with symdump).
+source "$(dirname "$0")/../lib.sh"
+
+root="$TMP/root"
+prefix=/opt/rseqdbg-test
+# A build of its own, whatever flags (SANITIZE=...) the calling make passes down.
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" BUILD="$TMP/build" PREFIX="$prefix" DESTDIR="$root" install \
+	>"$TMP/make.log" 2>&1; then
+	fail "make install" "$(tail -n 5 "$TMP/make.log" | tr '\n' '|')"
+	finish
+	exit
+fi
+pass "make install"
+
+for f in bin/rseqdbg lib/libelfscan.a lib/pkgconfig/libelfscan.pc include/elfscan.h \
+	include/elfscan-audit.h include/elfscan-decode.h share/man/man1/rseqdbg.1 \
+	share/man/man1/rseqdbg-scan.1 share/man/man1/rseqdbg-audit.1 share/man/man1/rseqdbg-step.1 \
+	share/man/man1/rseqdbg-trace.1 share/man/man1/rseqdbg-stat.1 share/man/man3/libelfscan.3 \
+	share/rseqdbg/rseqdbg-gdb.py; do
+	check "installed $f" test -f "$root$prefix/$f"
+done
+check "pkg-config file names the PREFIX" grep -qx "prefix=$prefix" "$root$prefix/lib/pkgconfig/libelfscan.pc"
+check "installed rseqdbg runs" bash -c "\"$root$prefix/bin/rseqdbg\" --version >/dev/null"
+
+cat >"$TMP/count.c" <<'C'
+#include <elfscan.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	struct elfscan *es;
+
+	if (argc != 2 || elfscan_open(argv[1], NULL, &es)) {
+		fprintf(stderr, "%s\n", elfscan_errmsg());
+		return 2;
+	}
+	for (size_t i = 0; i < elfscan_count(es); i++)
+		printf("%" PRIx64 "\n", elfscan_get(es, i)->start_ip);
+	elfscan_close(es);
+	return 0;
+}
+C
+pc="$root$prefix/lib/pkgconfig"
+flags=$(sed "s|^prefix=.*|prefix=$root$prefix|; s|$prefix|$root$prefix|g" "$pc/libelfscan.pc" \
+	>"$TMP/libelfscan.pc" && PKG_CONFIG_PATH="$TMP" pkg-config --cflags --libs --static libelfscan)
+if cc -o "$TMP/count" "$TMP/count.c" $flags 2>"$TMP/cc.log"; then
+	pass "a program builds against the installed library (pkg-config)"
+	fix="$FIX/bin/x86_64/cs-pie"
+	want=$("$BUILD/tests/tools/symdump" "$fix" | awk '$5 ~ /^rseq_start_/ { print $1 }' | sort)
+	got=$("$TMP/count" "$fix" | sort)
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		pass "installed library finds every section at its start symbol"
+	else
+		fail "installed library finds every section at its start symbol" "want [$want] got [$got]"
+	fi
+else
+	fail "a program builds against the installed library (pkg-config)" "$(head -n 3 "$TMP/cc.log")"
+fi
+finish
