@@ -2,10 +2,42 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json.h"
 
 #define JW_MAX_DEPTH 64
+
+/*
+ * Documents can be large (a scan of 100,000 critical sections is ~80 MB), so every byte goes
+ * through the unlocked stdio calls and integers are formatted here rather than by printf.
+ * The writer is used from one thread only.
+ */
+static inline void out_c(FILE *f, char c)
+{
+	putc_unlocked(c, f);
+}
+
+static inline void out_n(FILE *f, const char *s, size_t n)
+{
+	fwrite_unlocked(s, 1, n, f);
+}
+
+static inline void out_s(FILE *f, const char *s)
+{
+	out_n(f, s, strlen(s));
+}
+
+static void out_u64(FILE *f, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out_n(f, p, (size_t)(buf + sizeof(buf) - p));
+}
 
 struct jw {
 	FILE *f;
@@ -36,9 +68,16 @@ static void indent(struct jw *w)
 {
 	if (!w->pretty)
 		return;
-	fputc('\n', w->f);
-	for (int i = 0; i < w->depth; i++)
-		fputs("  ", w->f);
+	static const char spaces[] = "                                                                ";
+	size_t n = 2 * (size_t)w->depth;
+
+	out_c(w->f, '\n');
+	while (n) {
+		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+
+		out_n(w->f, spaces, k);
+		n -= k;
+	}
 }
 
 /* Separator before a value or key at the current depth. */
@@ -49,7 +88,7 @@ static void sep(struct jw *w)
 		return;
 	}
 	if (!w->first[w->depth])
-		fputc(',', w->f);
+		out_c(w->f, ',');
 	w->first[w->depth] = false;
 	if (w->depth > 0)
 		indent(w);
@@ -58,7 +97,7 @@ static void sep(struct jw *w)
 static void open_(struct jw *w, char c)
 {
 	sep(w);
-	fputc(c, w->f);
+	out_c(w->f, c);
 	if (w->depth < JW_MAX_DEPTH - 1)
 		w->depth++;
 	w->first[w->depth] = true;
@@ -72,7 +111,7 @@ static void close_(struct jw *w, char c)
 		w->depth--;
 	if (!empty)
 		indent(w);
-	fputc(c, w->f);
+	out_c(w->f, c);
 }
 
 void jw_obj_open(struct jw *w) { open_(w, '{'); }
@@ -82,29 +121,42 @@ void jw_arr_close(struct jw *w) { close_(w, ']'); }
 
 static void put_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+	char esc[8];
+
+	out_c(f, '"');
+	for (;; p++) {
+		unsigned char c = *p;
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			continue;
+		/* Write the plain run before this byte, then the byte escaped. */
+		out_n(f, (const char *)run, (size_t)(p - run));
+		run = p + 1;
+		if (!c)
+			break;
+		switch (c) {
+		case '"': out_n(f, "\\\"", 2); break;
+		case '\\': out_n(f, "\\\\", 2); break;
+		case '\n': out_n(f, "\\n", 2); break;
+		case '\t': out_n(f, "\\t", 2); break;
+		case '\r': out_n(f, "\\r", 2); break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			out_n(f, esc, 6);
 		}
 	}
-	fputc('"', f);
+	out_c(f, '"');
 }
 
 void jw_key(struct jw *w, const char *key)
 {
 	sep(w);
 	put_string(w->f, key);
-	fputs(w->pretty ? ": " : ":", w->f);
+	if (w->pretty)
+		out_n(w->f, ": ", 2);
+	else
+		out_c(w->f, ':');
 	w->after_key = true;
 }
 
@@ -114,19 +166,24 @@ void jw_str(struct jw *w, const char *s)
 	if (s)
 		put_string(w->f, s);
 	else
-		fputs("null", w->f);
+		out_n(w->f, "null", 4);
 }
 
 void jw_u64(struct jw *w, uint64_t v)
 {
 	sep(w);
-	fprintf(w->f, "%" PRIu64, v);
+	out_u64(w->f, v);
 }
 
 void jw_i64(struct jw *w, int64_t v)
 {
 	sep(w);
-	fprintf(w->f, "%" PRId64, v);
+	if (v < 0) {
+		out_c(w->f, '-');
+		out_u64(w->f, -(uint64_t)v);
+	} else {
+		out_u64(w->f, (uint64_t)v);
+	}
 }
 
 void jw_double(struct jw *w, double v)
@@ -135,19 +192,19 @@ void jw_double(struct jw *w, double v)
 	if (isfinite(v))
 		fprintf(w->f, "%.6g", v);
 	else
-		fputs("null", w->f);
+		out_n(w->f, "null", 4);
 }
 
 void jw_bool(struct jw *w, bool v)
 {
 	sep(w);
-	fputs(v ? "true" : "false", w->f);
+	out_s(w->f, v ? "true" : "false");
 }
 
 void jw_null(struct jw *w)
 {
 	sep(w);
-	fputs("null", w->f);
+	out_n(w->f, "null", 4);
 }
 
 void jw_kstr(struct jw *w, const char *key, const char *s) { jw_key(w, key); jw_str(w, s); }
@@ -158,7 +215,7 @@ void jw_kbool(struct jw *w, const char *key, bool v) { jw_key(w, key); jw_bool(w
 
 void jw_end(struct jw *w)
 {
-	fputc('\n', w->f);
+	out_c(w->f, '\n');
 	fflush(w->f);
 	w->depth = 0;
 	w->first[0] = true;
