@@ -722,6 +722,15 @@ bool elfscan_has_dwarf(struct elfscan *es)
 	return has_debug_section(dw->src, "line");
 }
 
+bool elfscan_has_own_dwarf(struct elfscan *es)
+{
+	if (!es || es->opts.no_debuginfo || !es->elf)
+		return false;
+	if (es->dw_tried)
+		return es->dw && es->dw->src == es->elf && elfscan_has_dwarf(es);
+	return has_debug_section(es->elf, "info") && has_debug_section(es->elf, "line");
+}
+
 int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *line, int *col)
 {
 	struct es_dwarf *dw = lines_get(es);

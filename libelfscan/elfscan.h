@@ -152,6 +152,10 @@ size_t elfscan_known_signatures(uint16_t machine, uint32_t *sigs, size_t max);
 const char *elfscan_source_name(enum elfscan_source src); /* "__rseq_cs_ptr_array", ... */
 const char *elfscan_sig_status_name(enum elfscan_sig_status st); /* "match", ... */
 
+/* Whether the file itself carries DWARF line information; unlike elfscan_has_dwarf(), no
+ * separate debug file is searched for (cheap: section headers only). */
+bool elfscan_has_own_dwarf(struct elfscan *es);
+
 #ifdef __cplusplus
 }
 #endif

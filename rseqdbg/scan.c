@@ -159,6 +159,15 @@ static int collect(struct view *v, const struct scan_opts *o)
  * Text output
  */
 
+/*
+ * A file without critical sections or exit points has nothing to symbolize: do not search
+ * for its separate debug file (most of the time spent on a directory of libraries).
+ */
+static bool wants_debuginfo(struct elfscan *es)
+{
+	return elfscan_count(es) || elfscan_nexits(es);
+}
+
 static const char *debuginfo_text(struct elfscan *es, const struct scan_opts *o, char *buf,
 				  size_t len)
 {
@@ -166,6 +175,9 @@ static const char *debuginfo_text(struct elfscan *es, const struct scan_opts *o,
 
 	if (o->es.no_debuginfo)
 		return "not read (--no-debuginfo)";
+	if (!wants_debuginfo(es))
+		return elfscan_has_own_dwarf(es) ? "DWARF in the file (no separate file looked up)"
+						 : "not looked up (no critical sections)";
 	dbg = elfscan_debug_file(es);
 	if (dbg && elfscan_has_dwarf(es))
 		snprintf(buf, len, "DWARF from %s", dbg);
@@ -418,8 +430,13 @@ static void print_view_json(const struct view *v)
 	jw_kstr(w, "type", type_json(elfscan_type(es)));
 	jw_kbool(w, "pie", elfscan_is_pie(es));
 	jw_kstr(w, "build_id", elfscan_build_id(es));
-	jw_kstr(w, "debuginfo", elfscan_debug_file(es));
-	jw_kbool(w, "dwarf", elfscan_has_dwarf(es));
+	if (wants_debuginfo(es)) {
+		jw_kstr(w, "debuginfo", elfscan_debug_file(es));
+		jw_kbool(w, "dwarf", elfscan_has_dwarf(es));
+	} else {
+		jw_kstr(w, "debuginfo", NULL);
+		jw_kbool(w, "dwarf", elfscan_has_own_dwarf(es));
+	}
 	if (v->mod) {
 		jw_ku64(w, "start", v->mod->start);
 		jw_ku64(w, "end", v->mod->end);
