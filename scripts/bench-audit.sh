@@ -27,6 +27,9 @@ scripts/gen-bigpie.sh "$W/big.pie" "$N" || exit 2
 python3 - "$RSEQDBG" "$W/big.pie" "$N" "$MAXF" <<'PYEOF'
 import os, statistics, subprocess, sys, time
 
+sys.path.insert(0, "scripts")
+import benchlib
+
 rseqdbg, big, nsec, maxf = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 devnull = subprocess.DEVNULL
 
@@ -59,21 +62,7 @@ print("  (objdump only disassembles; rseqdbg decodes the tables, every section's
 print("   every instruction of .text for jumps into sections and orphan signatures)")
 
 # 2. Every ELF file under /usr/lib.
-files = []
-for root, dirs, names in os.walk("/usr/lib"):
-    for n in sorted(names):
-        p = os.path.join(root, n)
-        try:
-            if os.path.islink(p) or not os.path.isfile(p):
-                continue
-            with open(p, "rb") as f:
-                if f.read(4) == b"\x7fELF":
-                    files.append(p)
-        except OSError:
-            pass
-    if len(files) >= maxf:
-        break
-files = files[:maxf]
+files = benchlib.elf_files("/usr/lib", maxf)
 batches = [files[i:i + 100] for i in range(0, len(files), 100)]
 
 # A batch stops at its first file that cannot be audited (exit 2): those are run one by one,

@@ -25,6 +25,9 @@ scripts/gen-bigpie.sh "$W/big.pie" "$N" || exit 2
 python3 - "$RSEQDBG" "$W/big.pie" "$MAXF" <<'PYEOF'
 import os, statistics, subprocess, sys, time
 
+sys.path.insert(0, "scripts")
+import benchlib
+
 rseqdbg, big, maxf = sys.argv[1], sys.argv[2], int(sys.argv[3])
 devnull = subprocess.DEVNULL
 
@@ -62,20 +65,7 @@ table("100k relocated descriptors", [("rseqdbg scan --json", 5, rd),
 print()
 
 # 2. Every ELF file under /usr/lib.
-files = []
-for root, dirs, names in os.walk("/usr/lib"):
-    dirs.sort()
-    for name in sorted(names):
-        p = os.path.join(root, name)
-        try:
-            if os.path.islink(p) or not os.path.isfile(p):
-                continue
-            with open(p, "rb") as f:
-                if f.read(4) == b"\x7fELF":
-                    files.append(p)
-        except OSError:
-            pass
-files = files[:maxf]
+files = benchlib.elf_files("/usr/lib", maxf)
 total = sum(os.path.getsize(p) for p in files)
 batches = [files[i:i + 200] for i in range(0, len(files), 200)]
 # How many files rseqdbg refuses (exit 2) and how many carry rseq tables, for the record.
