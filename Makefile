@@ -156,7 +156,7 @@ install: all
 	install -m 644 $(wildcard libelfscan/elfscan*.h) $(DESTDIR)$(INCDIR)/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 $(wildcard scripts/*.py) $(DESTDIR)$(DATADIR)/
+	install -m 644 scripts/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
