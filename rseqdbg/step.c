@@ -1274,6 +1274,9 @@ static int run_to(struct stepper *st, uint64_t addr)
 			rd_pt_setregs(ev.tid, &r);
 			rd_bp_remove(addr);
 			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+			/* It ran at full speed: objects mapped since (libc, dlopen) are read on the
+			 * first step, so an address there is named. */
+			st->maps_dirty = true;
 			return 0;
 		}
 		if (ev.kind == RD_EV_FORK) {
