@@ -817,7 +817,7 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 				rd_pt_quit = 1;
 				if (ev.kind == RD_EV_EXITED)
 					return cur_gone(st, &ev);
-				if (ev.kind == RD_EV_SIGNAL)
+				if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
 					cur(st)->pending_sig = ev.sig;
 				if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
 				    rd_pt_getregs(st->cur_tid, &regs) == 0 &&
@@ -1056,7 +1056,7 @@ static enum step_status step_once(struct stepper *st)
 		rd_pt_quit = 1;
 		if (ev.kind == RD_EV_EXITED)
 			return cur_gone(st, &ev);
-		if (ev.kind == RD_EV_SIGNAL)
+		if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
 			cur(st)->pending_sig = ev.sig;
 		st->steps += ev.kind == RD_EV_TRAP;
 		st->end = "interrupted";
@@ -1209,6 +1209,10 @@ static void finish_tracee(struct stepper *st, bool detach)
 	}
 	stop_all(st);
 	rd_bp_remove_all();
+	/* A signal of the stepped thread not yet delivered goes with the detach. */
+	if (st->cur_sig && cur(st) && !cur(st)->pending_sig)
+		cur(st)->pending_sig = st->cur_sig;
+	st->cur_sig = 0;
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].state == RD_T_STOPPED)
 			rd_pt_detach(&st->tr, &st->tr.t[i]);
