@@ -666,6 +666,38 @@ int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opt
 	return 0;
 }
 
+/*
+ * Small files are read into a heap copy rather than mapped: unmapping a file mapping costs a
+ * TLB flush, which dominates scanning a directory of mostly small libraries.
+ */
+#define ES_READ_MAX (64 * 1024)
+
+static int read_small(struct elfscan *es, int fd, size_t size)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	es->copy = malloc(size);
+	if (!es->copy)
+		return es_err(ENOMEM, "%s: out of memory for %zu bytes", es->path, size);
+	while (done < size) {
+		n = pread(fd, es->copy + done, size - done, done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = errno;
+			return es_err(n, "%s: cannot read: %s", es->path, strerror(n));
+		}
+		if (n == 0)
+			return es_err(EIO, "%s: file shrank to %zu bytes while reading (expected %zu)",
+				      es->path, done, size);
+		done += n;
+	}
+	es->image = es->copy;
+	es->size = size;
+	return 0;
+}
+
 int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfscan **res)
 {
 	struct elfscan *es = NULL;
@@ -707,6 +739,10 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	es = es_new(path, opts, &err);
 	if (!es)
 		goto out;
+	if (st.st_size <= ES_READ_MAX) {
+		err = read_small(es, fd, st.st_size);
+		goto load;
+	}
 	/* Writable but private: libelf may write into the image it reads (libdw
 	 * decompressing a section rewrites its header); the file never changes. */
 	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
@@ -719,7 +755,9 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	es->image = map;
 	es->size = st.st_size;
 	es->unmap = true;
-	err = es_load_image(es);
+load:
+	if (!err)
+		err = es_load_image(es);
 out:
 	close(fd);
 	if (err) {
