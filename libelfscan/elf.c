@@ -670,7 +670,7 @@ int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opt
  * Small files are read into a heap copy rather than mapped: unmapping a file mapping costs a
  * TLB flush, which dominates scanning a directory of mostly small libraries.
  */
-#define ES_READ_MAX (64 * 1024)
+#define ES_READ_MAX (256 * 1024)
 
 static int read_small(struct elfscan *es, int fd, size_t size)
 {
