@@ -249,7 +249,8 @@ static void load_table_sections(struct stepper *st)
 		}
 	}
 	/* A section learned at run time and also in a table now: keep the table's. */
-	qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
+	if (st->nsecs) /* secs is NULL while no section is known */
+		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
 	keep = 0;
 	for (size_t i = 0; i < st->nsecs; i++) {
 		struct section *s = &st->secs[i];
