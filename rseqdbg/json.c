@@ -8,27 +8,55 @@
 
 #define JW_MAX_DEPTH 64
 
+struct jw {
+	FILE *f;
+	bool pretty;
+	int depth;
+	bool first[JW_MAX_DEPTH]; /* nothing written yet at this depth */
+	bool after_key;
+	size_t len; /* bytes in buf not yet handed to f */
+	char buf[64 * 1024];
+};
+
 /*
- * Documents can be large (a scan of 100,000 critical sections is ~80 MB), so every byte goes
- * through the unlocked stdio calls and integers are formatted here rather than by printf.
- * The writer is used from one thread only.
+ * Documents can be large (a scan of 100,000 critical sections is ~80 MB): bytes collect in
+ * buf and reach f in large unlocked writes, and integers are formatted here rather than by
+ * printf. All of it is handed to f when a top-level value is complete, so whatever other code
+ * writes to f between documents keeps its place. The writer is used from one thread only.
  */
-static inline void out_c(FILE *f, char c)
+static void flush_buf(struct jw *w)
 {
-	putc_unlocked(c, f);
+	if (w->len)
+		fwrite_unlocked(w->buf, 1, w->len, w->f);
+	w->len = 0;
 }
 
-static inline void out_n(FILE *f, const char *s, size_t n)
+static inline void out_c(struct jw *w, char c)
 {
-	fwrite_unlocked(s, 1, n, f);
+	if (w->len == sizeof(w->buf))
+		flush_buf(w);
+	w->buf[w->len++] = c;
 }
 
-static inline void out_s(FILE *f, const char *s)
+static void out_n(struct jw *w, const char *s, size_t n)
 {
-	out_n(f, s, strlen(s));
+	if (n > sizeof(w->buf) - w->len) {
+		flush_buf(w);
+		if (n > sizeof(w->buf)) {
+			fwrite_unlocked(s, 1, n, w->f);
+			return;
+		}
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
 }
 
-static void out_u64(FILE *f, uint64_t v)
+static inline void out_s(struct jw *w, const char *s)
+{
+	out_n(w, s, strlen(s));
+}
+
+static void out_u64(struct jw *w, uint64_t v)
 {
 	char buf[24], *p = buf + sizeof(buf);
 
@@ -36,16 +64,8 @@ static void out_u64(FILE *f, uint64_t v)
 		*--p = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	out_n(f, p, (size_t)(buf + sizeof(buf) - p));
+	out_n(w, p, (size_t)(buf + sizeof(buf) - p));
 }
-
-struct jw {
-	FILE *f;
-	bool pretty;
-	int depth;
-	bool first[JW_MAX_DEPTH]; /* nothing written yet at this depth */
-	bool after_key;
-};
 
 struct jw *jw_new(FILE *f, bool pretty)
 {
@@ -61,6 +81,8 @@ struct jw *jw_new(FILE *f, bool pretty)
 
 void jw_free(struct jw *w)
 {
+	if (w)
+		flush_buf(w);
 	free(w);
 }
 
@@ -71,11 +93,11 @@ static void indent(struct jw *w)
 	static const char spaces[] = "                                                                ";
 	size_t n = 2 * (size_t)w->depth;
 
-	out_c(w->f, '\n');
+	out_c(w, '\n');
 	while (n) {
 		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
 
-		out_n(w->f, spaces, k);
+		out_n(w, spaces, k);
 		n -= k;
 	}
 }
@@ -88,7 +110,7 @@ static void sep(struct jw *w)
 		return;
 	}
 	if (!w->first[w->depth])
-		out_c(w->f, ',');
+		out_c(w, ',');
 	w->first[w->depth] = false;
 	if (w->depth > 0)
 		indent(w);
@@ -97,7 +119,7 @@ static void sep(struct jw *w)
 static void open_(struct jw *w, char c)
 {
 	sep(w);
-	out_c(w->f, c);
+	out_c(w, c);
 	if (w->depth < JW_MAX_DEPTH - 1)
 		w->depth++;
 	w->first[w->depth] = true;
@@ -111,7 +133,9 @@ static void close_(struct jw *w, char c)
 		w->depth--;
 	if (!empty)
 		indent(w);
-	out_c(w->f, c);
+	out_c(w, c);
+	if (!w->depth)
+		flush_buf(w);
 }
 
 void jw_obj_open(struct jw *w) { open_(w, '{'); }
@@ -119,44 +143,44 @@ void jw_obj_close(struct jw *w) { close_(w, '}'); }
 void jw_arr_open(struct jw *w) { open_(w, '['); }
 void jw_arr_close(struct jw *w) { close_(w, ']'); }
 
-static void put_string(FILE *f, const char *s)
+static void put_string(struct jw *w, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 	char esc[8];
 
-	out_c(f, '"');
+	out_c(w, '"');
 	for (;; p++) {
 		unsigned char c = *p;
 
 		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
 			continue;
 		/* Write the plain run before this byte, then the byte escaped. */
-		out_n(f, (const char *)run, (size_t)(p - run));
+		out_n(w, (const char *)run, (size_t)(p - run));
 		run = p + 1;
 		if (!c)
 			break;
 		switch (c) {
-		case '"': out_n(f, "\\\"", 2); break;
-		case '\\': out_n(f, "\\\\", 2); break;
-		case '\n': out_n(f, "\\n", 2); break;
-		case '\t': out_n(f, "\\t", 2); break;
-		case '\r': out_n(f, "\\r", 2); break;
+		case '"': out_n(w, "\\\"", 2); break;
+		case '\\': out_n(w, "\\\\", 2); break;
+		case '\n': out_n(w, "\\n", 2); break;
+		case '\t': out_n(w, "\\t", 2); break;
+		case '\r': out_n(w, "\\r", 2); break;
 		default:
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			out_n(f, esc, 6);
+			out_n(w, esc, 6);
 		}
 	}
-	out_c(f, '"');
+	out_c(w, '"');
 }
 
 void jw_key(struct jw *w, const char *key)
 {
 	sep(w);
-	put_string(w->f, key);
+	put_string(w, key);
 	if (w->pretty)
-		out_n(w->f, ": ", 2);
+		out_n(w, ": ", 2);
 	else
-		out_c(w->f, ':');
+		out_c(w, ':');
 	w->after_key = true;
 }
 
@@ -164,47 +188,55 @@ void jw_str(struct jw *w, const char *s)
 {
 	sep(w);
 	if (s)
-		put_string(w->f, s);
+		put_string(w, s);
 	else
-		out_n(w->f, "null", 4);
+		out_n(w, "null", 4);
 }
 
 void jw_u64(struct jw *w, uint64_t v)
 {
 	sep(w);
-	out_u64(w->f, v);
+	out_u64(w, v);
 }
 
 void jw_i64(struct jw *w, int64_t v)
 {
 	sep(w);
 	if (v < 0) {
-		out_c(w->f, '-');
-		out_u64(w->f, -(uint64_t)v);
+		out_c(w, '-');
+		out_u64(w, -(uint64_t)v);
 	} else {
-		out_u64(w->f, (uint64_t)v);
+		out_u64(w, (uint64_t)v);
 	}
+}
+
+static void out_double(struct jw *w, double v)
+{
+	char num[32];
+	int n = snprintf(num, sizeof(num), "%.6g", v);
+
+	out_n(w, num, n > 0 ? (size_t)n : 0);
 }
 
 void jw_double(struct jw *w, double v)
 {
 	sep(w);
 	if (isfinite(v))
-		fprintf(w->f, "%.6g", v);
+		out_double(w, v);
 	else
-		out_n(w->f, "null", 4);
+		out_n(w, "null", 4);
 }
 
 void jw_bool(struct jw *w, bool v)
 {
 	sep(w);
-	out_s(w->f, v ? "true" : "false");
+	out_s(w, v ? "true" : "false");
 }
 
 void jw_null(struct jw *w)
 {
 	sep(w);
-	out_n(w->f, "null", 4);
+	out_n(w, "null", 4);
 }
 
 void jw_kstr(struct jw *w, const char *key, const char *s) { jw_key(w, key); jw_str(w, s); }
@@ -215,7 +247,8 @@ void jw_kbool(struct jw *w, const char *key, bool v) { jw_key(w, key); jw_bool(w
 
 void jw_end(struct jw *w)
 {
-	out_c(w->f, '\n');
+	out_c(w, '\n');
+	flush_buf(w);
 	fflush(w->f);
 	w->depth = 0;
 	w->first[0] = true;
