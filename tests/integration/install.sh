@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 root="$TMP/root"
 prefix=/opt/rseqdbg-test
 # A build of its own, whatever flags (SANITIZE=...) the calling make passes down.
-if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" BUILD="$TMP/build" PREFIX="$prefix" DESTDIR="$root" install \
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" PREFIX="$prefix" DESTDIR="$root" install \
 	>"$TMP/make.log" 2>&1; then
 	fail "make install" "$(tail -n 5 "$TMP/make.log" | tr '\n' '|')"
 	finish
