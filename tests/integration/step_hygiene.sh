@@ -59,7 +59,8 @@ if wait_ok $p "$TMP/r1"; then pass "step detach: workload result ok"; else fail 
 
 # Interrupt rseqdbg while it steps a worker thread through sections: several rounds, at
 # different moments; each time the bytes are restored and the program keeps going.
-"$WL" --mode all --threads 2 --seconds 20 --signal-us 200 --out "$TMP/r2" &
+# Long enough for five rounds on a loaded machine or a sanitizer build.
+"$WL" --mode all --threads 2 --seconds 40 --signal-us 200 --out "$TMP/r2" &
 p=$!
 sleep 0.5
 snapshot $p "$TMP/before2"
