@@ -103,7 +103,7 @@ $(BUILD)/rseqdbg: $(CLI_OBJS) $(BUILD)/libelfscan.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libelfscan.a $(LIBS)
 
 # --- tests -----------------------------------------------------------------
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libelfscan.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(BUILD)/libelfscan.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libelfscan.a -lcmocka $(LIBS)
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "elfscan.h"
+#include "fixture.h"
 
 #define BIN "fixtures/bin/"
 
@@ -108,16 +109,6 @@ static bool is_exit_of(const char *name, const char *id)
 	if (strncmp(name, "rseq_exit_", 10) || strncmp(name + 10, id, n))
 		return false;
 	return name[10 + n] == 0 || name[10 + n] == '_';
-}
-
-static struct elfscan *open_fix(const char *path)
-{
-	struct elfscan *es = NULL;
-	int err = elfscan_open(path, NULL, &es);
-
-	if (err)
-		fail_msg("%s: %s", path, elfscan_errmsg());
-	return es;
 }
 
 /* Every section has the values of its fixture's symbols, every start symbol has a section,
@@ -420,40 +411,6 @@ static void test_file_properties(void **state)
 }
 
 /* --- malformed input ---------------------------------------------------------------- */
-
-struct image {
-	unsigned char *b;
-	size_t len;
-};
-
-static struct image load(const char *path)
-{
-	struct image im;
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	assert_int_equal(fstat(fileno(f), &st), 0);
-	im.len = st.st_size;
-	im.b = malloc(im.len);
-	assert_non_null(im.b);
-	assert_int_equal(fread(im.b, 1, im.len, f), im.len);
-	fclose(f);
-	return im;
-}
-
-static Elf64_Shdr *shdr_named(struct image *im, const char *name)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)im->b;
-	Elf64_Shdr *sh = (Elf64_Shdr *)(im->b + eh->e_shoff);
-	const char *strs = (const char *)im->b + sh[eh->e_shstrndx].sh_offset;
-
-	for (size_t i = 0; i < eh->e_shnum; i++)
-		if (!strcmp(strs + sh[i].sh_name, name))
-			return &sh[i];
-	fail_msg("no section %s", name);
-	return NULL;
-}
 
 /* Opening must fail with -err and a message naming the problem. */
 static void expect_error(const struct image *im, size_t len, int err, const char *needle)

@@ -21,42 +21,9 @@
 #include <cmocka.h>
 
 #include "elfscan.h"
+#include "fixture.h"
 
 #define X86 "fixtures/bin/x86_64/"
-
-struct image {
-	unsigned char *b;
-	size_t len;
-};
-
-static struct image load(const char *path)
-{
-	struct image im;
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-
-	assert_non_null(f);
-	assert_int_equal(fstat(fileno(f), &st), 0);
-	im.len = st.st_size;
-	im.b = malloc(im.len);
-	assert_non_null(im.b);
-	assert_int_equal(fread(im.b, 1, im.len, f), im.len);
-	fclose(f);
-	return im;
-}
-
-/* Section headers of a 64-bit little-endian image (the host's layout). */
-static Elf64_Shdr *shdr_named(const struct image *im, const char *name)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)im->b;
-	Elf64_Shdr *sh = (Elf64_Shdr *)(im->b + eh->e_shoff);
-	const char *strs = (const char *)im->b + sh[eh->e_shstrndx].sh_offset;
-
-	for (size_t i = 0; i < eh->e_shnum; i++)
-		if (!strcmp(strs + sh[i].sh_name, name))
-			return &sh[i];
-	return NULL;
-}
 
 static size_t shdr_index(const struct image *im, const Elf64_Shdr *sh)
 {
@@ -106,15 +73,6 @@ static uint64_t sym(const char *path, const char *name)
 	if (!found)
 		fail_msg("%s: no symbol %s", path, name);
 	return v;
-}
-
-static struct elfscan *open_fix(const char *path)
-{
-	struct elfscan *es = NULL;
-
-	if (elfscan_open(path, NULL, &es))
-		fail_msg("%s: %s", path, elfscan_errmsg());
-	return es;
 }
 
 static const char *const ids[] = { "inc", "cmpxchg", "tcm", "dup", "inl1", "inl2" };
