@@ -10,7 +10,7 @@
 #include "stepover.h"
 
 #define BP_MAX 256
-#define HIST_MAX 1024
+#define HIST_MAX 32768 /* a power of two; kept at most three quarters full */
 
 struct bp {
 	uint64_t addr;
@@ -40,16 +40,32 @@ static struct bp *find(uint64_t addr)
 	return NULL;
 }
 
+/* Every address that ever held a breakpoint, in an open-addressed set (stored as addr + 1). */
+static uint64_t *hist_slot(uint64_t addr)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 49) & (HIST_MAX - 1);
+
+	while (hist[i] && hist[i] != addr + 1)
+		i = (i + 1) & (HIST_MAX - 1);
+	return &hist[i];
+}
+
 static void remember(uint64_t addr)
 {
-	for (size_t i = 0; i < nhist; i++)
-		if (hist[i] == addr)
-			return;
-	if (nhist < HIST_MAX)
-		hist[nhist++] = addr;
+	uint64_t *slot = hist_slot(addr);
+
+	if (!*slot && nhist < HIST_MAX / 4 * 3) {
+		*slot = addr + 1;
+		nhist++;
+	}
 }
 
 int rd_bp_plant(uint64_t addr)
+{
+	return rd_bp_plant_over(addr, NULL);
+}
+
+int rd_bp_plant_over(uint64_t addr, const uint8_t *orig)
 {
 	struct bp *b;
 	ssize_t n;
@@ -60,9 +76,13 @@ int rd_bp_plant(uint64_t addr)
 		;
 	if (b == bps + BP_MAX)
 		return -ENOSPC;
-	n = pread(bp_memfd, b->orig, RD_ARCH_BP_LEN, (off_t)addr);
-	if (n != RD_ARCH_BP_LEN)
-		return n < 0 ? -errno : -EFAULT;
+	if (orig) {
+		memcpy(b->orig, orig, RD_ARCH_BP_LEN);
+	} else {
+		n = pread(bp_memfd, b->orig, RD_ARCH_BP_LEN, (off_t)addr);
+		if (n != RD_ARCH_BP_LEN)
+			return n < 0 ? -errno : -EFAULT;
+	}
 	b->addr = addr;
 	remember(addr);
 	n = pwrite(bp_memfd, rd_arch_bp_insn, RD_ARCH_BP_LEN, (off_t)addr);
@@ -117,10 +137,7 @@ size_t rd_bp_count(void)
 
 bool rd_bp_was_planted(uint64_t addr)
 {
-	for (size_t i = 0; i < nhist; i++)
-		if (hist[i] == addr)
-			return true;
-	return false;
+	return *hist_slot(addr) != 0;
 }
 
 void rd_bp_unpatch(uint64_t addr, void *buf, size_t len)
@@ -157,4 +174,5 @@ void rd_bp_forget(void)
 {
 	nbps = 0;
 	nhist = 0;
+	memset(hist, 0, sizeof(hist));
 }

@@ -13,6 +13,8 @@
 void rd_bp_attach(pid_t pid, int memfd);
 /* Plant a breakpoint at addr (idempotent). 0 or -errno. */
 int rd_bp_plant(uint64_t addr);
+/* The same when the caller knows the bytes the breakpoint replaces (saves a read). */
+int rd_bp_plant_over(uint64_t addr, const uint8_t *orig);
 /* Restore the original bytes at addr. 0 or -errno; -ENOENT when none is planted there. */
 int rd_bp_remove(uint64_t addr);
 /* Restore every planted breakpoint; async-signal-safe. Returns how many failed. */

@@ -4,6 +4,14 @@
  * section. A stop inside an armed section makes the kernel move the thread to the abort
  * handler on resume, so a section is run at full speed between temporary breakpoints at
  * its exits and reported as one passage.
+ *
+ * Outside sections the thread runs between breakpoints too: from the current instruction the
+ * stepper decodes the paths ahead (through fall-throughs, direct jumps and calls, both ways
+ * of conditional branches) as a tree in which each address appears once, plants breakpoints
+ * at the tree's leaves and lets the thread run. Where it stops names the one path it took,
+ * so the instructions it ran are known and counted exactly. A leaf is anything that must be
+ * looked at with the thread stopped in front of it: a return or indirect branch, a system
+ * call, an instruction that may enter a section or arm one, the end of --count.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +35,10 @@
 /* A passage that hits none of its breakpoints within this bound is interrupted. */
 #define SAFETY_NET_MS 200
 #define MAX_EXITS 32
+#define DCACHE 4096	  /* decoded instructions of module code, by address */
+#define PLAN_NODES 192	  /* instructions in one run's tree */
+#define PLAN_LEAVES 24	  /* breakpoints of one run */
+#define PLAN_HASH 512	  /* a power of two above PLAN_NODES */
 #define SYMCACHE 4096
 #define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
 
@@ -59,8 +71,28 @@ struct opts {
 	pid_t pid, tid;
 	const char *from, *until;
 	uint64_t count;
-	bool finish, quiet, detach, lock_others, no_signals;
+	bool finish, quiet, detach, lock_others, no_signals, single_step;
 	char **argv;
+};
+
+/* One instruction of a run's tree. */
+struct pnode {
+	uint64_t addr;
+	uint32_t depth; /* instructions run before it on the way from the root */
+	uint32_t wregs; /* registers written on that way */
+	int parent;
+	bool leaf; /* a breakpoint: the thread stops in front of it */
+};
+
+struct plan {
+	struct pnode n[PLAN_NODES];
+	int nn, nleaves;
+	int16_t hash[PLAN_HASH]; /* node index + 1 by address */
+};
+
+struct dcache_ent {
+	uint64_t addr;
+	struct rd_insn in;
 };
 
 struct symline {
@@ -94,6 +126,8 @@ struct stepper {
 		uint64_t page; /* page address + 1; 0 when empty */
 		uint8_t bytes[4096];
 	} *code;
+	struct dcache_ent *dcache;
+	struct plan plan;
 	const char *end;
 	/* Counts for the summary. */
 	uint64_t steps, passages, res[RES_NONE + 1], stops_in_passages, signals;
@@ -289,6 +323,8 @@ static int load_modules(struct stepper *st)
 	symcache_clear(st);
 	if (st->code)
 		memset(st->code, 0, CODECACHE * sizeof(*st->code));
+	for (size_t i = 0; st->dcache && i < DCACHE; i++)
+		st->dcache[i].addr = 0;
 	st->nunknown = 0;
 	st->maps_dirty = false;
 	load_table_sections(st);
@@ -769,6 +805,16 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 	return false;
 }
 
+/*
+ * A thread stopped by an interrupt right after it ran one of our breakpoints: the trap is
+ * still queued and reported on the next resume. Left queued, it would reach the program as
+ * a SIGTRAP after the detach.
+ */
+static bool trap_queued(const rd_regs_t *r)
+{
+	return rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(r)));
+}
+
 /* Let the thread run through section s between breakpoints at its exits and at the other
  * successors of the current instruction; report the passage. */
 static enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
@@ -815,6 +861,9 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 				st->end = "interrupted";
 				rd_pt_quit = 0;
 				wait_cur(st, &ev, 1000, HOW_CONT, true);
+				if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 &&
+				    trap_queued(&regs) && resume_cur(st, HOW_CONT, 0) == 0)
+					wait_cur(st, &ev, 1000, HOW_CONT, true);
 				rd_pt_quit = 1;
 				if (ev.kind == RD_EV_EXITED)
 					return cur_gone(st, &ev);
@@ -953,6 +1002,258 @@ static bool page_checked(struct stepper *st, uint64_t pc)
 	return false;
 }
 
+/* ---- running between breakpoints outside sections ------------------------------------- */
+
+/* The decoded instruction at pc, module code only (it does not change under us). */
+static const struct rd_insn *insn_at(struct stepper *st, uint64_t pc)
+{
+	struct dcache_ent *e = &st->dcache[(pc ^ (pc >> 13)) % DCACHE];
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	size_t n;
+
+	if (e->addr == pc)
+		return &e->in;
+	n = fetch_code(st, pc, buf, sizeof(buf));
+	rd_decode(st->dec, buf, n, pc, &e->in);
+	e->addr = pc;
+	return &e->in;
+}
+
+static int plan_find(const struct plan *p, uint64_t addr)
+{
+	for (size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH; p->hash[i];
+	     i = (i + 1) % PLAN_HASH)
+		if (p->n[p->hash[i] - 1].addr == addr)
+			return p->hash[i] - 1;
+	return -1;
+}
+
+static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, uint32_t wregs)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH;
+
+	while (p->hash[i])
+		i = (i + 1) % PLAN_HASH;
+	p->hash[i] = (int16_t)(p->nn + 1);
+	p->n[p->nn++] = (struct pnode){ .addr = addr, .depth = depth, .wregs = wregs,
+					.parent = parent };
+}
+
+/* Whether node x (not the root) may run unseen: left is how many instructions may still run. */
+static bool plan_interior(struct stepper *st, const struct pnode *x, const struct rd_insn *in,
+			  const rd_regs_t *regs, uint64_t left)
+{
+	bool branch = (in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC ||
+		       in->kind == RD_INSN_CALL) && in->has_target;
+
+	if (!in->size || (!in->plain && !branch))
+		return false;
+	if (x->addr == st->until_addr || x->depth >= left)
+		return false;
+	if (!rd_modules_find(&st->mods, x->addr) || sec_find(st, x->addr))
+		return false;
+	if (in->store && st->have_rcfg && st->rcfg.abi_ptr) {
+		/* It must provably miss rseq_cs: its address registers hold what they held at
+		 * the root. */
+		uint64_t ea, val, cs = st->rcfg.abi_ptr + 8;
+
+		if ((rd_mem_regs(&in->st_mem) & x->wregs) ||
+		    !rd_store_eval(&st->tr, in, regs, &ea, &val) || (ea < cs + 8 && ea + 8 > cs))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The tree of the paths ahead of root (the current instruction, whose successors succ are
+ * exact), breadth first. Every address appears once, so the address the thread stops at
+ * names its path. False when no tree of more than one step can be built.
+ */
+static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+		       const uint64_t *succ, size_t nsucc, uint64_t left)
+{
+	struct plan *p = &st->plan;
+	int head = 0;
+
+	p->nn = 0;
+	p->nleaves = 0;
+	memset(p->hash, 0, sizeof(p->hash));
+	plan_add(p, root->addr, -1, 0, 0);
+	while (head < p->nn) {
+		int i = head++;
+		struct pnode *x = &p->n[i];
+		const struct rd_insn *in = root;
+		uint64_t s[4];
+		size_t ns = 0;
+		bool ok = true;
+
+		if (i == 0) {
+			for (; ns < nsucc && ns < 4; ns++)
+				s[ns] = succ[ns];
+		} else {
+			in = insn_at(st, x->addr);
+			if (!plan_interior(st, x, in, regs, left)) {
+				x->leaf = true;
+				p->nleaves++;
+				continue;
+			}
+			if (in->kind == RD_INSN_OTHER || in->kind == RD_INSN_JCC)
+				s[ns++] = x->addr + in->size;
+			if (in->kind != RD_INSN_OTHER && !(ns && s[0] == in->target))
+				s[ns++] = in->target;
+		}
+		for (size_t k = 0; k < ns && ok; k++)
+			ok = !sec_find(st, s[k]) && plan_find(p, s[k]) < 0;
+		/* The frontier (leaves and nodes still to look at) becomes the breakpoints. */
+		if (ok && (p->nn + (int)ns > PLAN_NODES ||
+			   p->nleaves + (p->nn - head) + (int)ns > PLAN_LEAVES))
+			ok = false;
+		if (!ok) {
+			if (i == 0)
+				return false;
+			x->leaf = true;
+			p->nleaves++;
+			continue;
+		}
+		for (size_t k = 0; k < ns; k++)
+			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
+	}
+	return p->nn > 1;
+}
+
+/* Count (and print) the instructions the thread ran from the root to node k, exclusive. */
+static void plan_account(struct stepper *st, const struct rd_insn *root, int k)
+{
+	int path[PLAN_NODES], n = 0;
+
+	for (int i = st->plan.n[k].parent; i >= 0; i = st->plan.n[i].parent)
+		path[n++] = i;
+	while (n-- > 0) {
+		const struct rd_insn *in = path[n] ? insn_at(st, st->plan.n[path[n]].addr) : root;
+
+		print_step(st, in);
+		st->steps++;
+		if (st->o.finish && in->kind == RD_INSN_CALL)
+			st->depth++;
+		else if (st->o.finish && in->kind == RD_INSN_RET)
+			st->depth--;
+	}
+}
+
+/* Run the planned tree: plant its leaves, let the thread go, see where it stopped. */
+static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
+{
+	struct plan *p = &st->plan;
+	struct rd_event ev;
+	enum step_status res = STEP_OK;
+	int ret = 0, k = -1, sig = 0;
+	bool quit = false;
+	rd_regs_t regs;
+
+	for (int i = 0; i < p->nn && !ret; i++) {
+		uint8_t orig[RD_ARCH_BP_LEN];
+
+		if (!p->n[i].leaf)
+			continue;
+		if (fetch_code(st, p->n[i].addr, orig, sizeof(orig)) != sizeof(orig))
+			ret = -EFAULT;
+		else
+			ret = rd_bp_plant_over(p->n[i].addr, orig);
+	}
+	if (ret) {
+		rd_bp_remove_all();
+		rd_error("cannot plant a breakpoint at %#" PRIx64 ": %s", p->n[0].addr,
+			 strerror(-ret));
+		return STEP_ERR;
+	}
+	if (resume_cur(st, HOW_CONT, 0) < 0)
+		goto gone;
+	for (;;) {
+		if (!quit) {
+			ret = wait_cur(st, &ev, 0, HOW_CONT, false);
+		} else {
+			/* Asked to quit: the thread stops wherever it is on the tree. */
+			rd_pt_quit = 0;
+			ret = wait_cur(st, &ev, 1000, HOW_CONT, true);
+			rd_pt_quit = 1;
+		}
+		if (ret < 0 || (quit && ev.kind == RD_EV_NONE))
+			goto gone;
+		if (ev.kind == RD_EV_NONE) {
+			if (rd_pt_quit) {
+				quit = true;
+				rd_pt_interrupt(cur(st));
+			}
+			continue;
+		}
+		if (ev.kind == RD_EV_EXITED) {
+			rd_bp_remove_all();
+			release_held(st);
+			return cur_gone(st, &ev);
+		}
+		if (ev.kind == RD_EV_EXEC) {
+			/* Not from the tree (no system call runs unseen): another thread's. */
+			if (ev.tid != st->cur_tid)
+				set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+			handle_exec(st, &ev);
+			return STEP_OK;
+		}
+		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+			goto gone;
+		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
+		    rd_bp_planted(rd_arch_bp_addr(rd_arch_pc(&regs)))) {
+			rd_arch_set_pc(&regs, rd_arch_bp_addr(rd_arch_pc(&regs)));
+			rd_pt_setregs(st->cur_tid, &regs);
+			k = plan_find(p, rd_arch_pc(&regs));
+			break;
+		}
+		if (ev.kind == RD_EV_SIGNAL) {
+			sig = ev.sig;
+			k = plan_find(p, rd_arch_pc(&regs));
+			break;
+		}
+		if (quit && ev.kind == RD_EV_STOP) {
+			if (trap_queued(&regs)) {
+				resume_cur(st, HOW_CONT, 0);
+				continue;
+			}
+			k = plan_find(p, rd_arch_pc(&regs));
+			break;
+		}
+		/* A trap left over from an earlier single-step, or a late interrupt. */
+		resume_cur(st, HOW_CONT, 0);
+	}
+	rd_bp_remove_all();
+	release_held(st);
+	if (k < 0) {
+		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
+			 "instructions", st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
+		return STEP_ERR;
+	}
+	plan_account(st, root, k);
+	if (sig) {
+		/* Delivered with the next step, which then stops in the handler. */
+		st->signals++;
+		print_event(st, "signal", st->cur_tid, "%s%s", strsignal(sig),
+			    st->o.no_signals ? " (not delivered)" : "");
+		st->cur_sig = st->o.no_signals ? 0 : sig;
+	}
+	if (quit) {
+		if (sig && !st->o.no_signals)
+			cur(st)->pending_sig = sig;
+		st->cur_sig = 0;
+		st->end = "interrupted";
+		res = STEP_END;
+	}
+	st->last_store = false;
+	return res;
+gone:
+	rd_bp_remove_all();
+	release_held(st);
+	st->end = "exited";
+	return STEP_END;
+}
+
 static enum step_status step_once(struct stepper *st)
 {
 	uint64_t succ[4], pc;
@@ -960,7 +1261,7 @@ static enum step_status step_once(struct stepper *st)
 	struct section *s = NULL;
 	struct rd_event ev;
 	struct rd_insn in;
-	bool unknown, known, maps = false;
+	bool unknown, known, maps = false, arms = false;
 	size_t nsucc, n = 0;
 	rd_regs_t regs;
 	ssize_t got;
@@ -998,13 +1299,14 @@ static enum step_status step_once(struct stepper *st)
 		check_rseq_cs(st);
 
 	/* Code outside every module may be generated and rewritten: never cached. */
-	n = known ? fetch_code(st, pc, buf, sizeof(buf)) : 0;
-	if (!n) {
+	if (known) {
+		in = *insn_at(st, pc);
+	} else {
 		got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
 		n = got > 0 ? (size_t)got : 0;
 		rd_bp_unpatch(pc, buf, n);
+		rd_decode(st->dec, buf, n, pc, &in);
 	}
-	rd_decode(st->dec, buf, n, pc, &in);
 
 	s = sec_find(st, pc);
 	if (s) {
@@ -1016,9 +1318,13 @@ static enum step_status step_once(struct stepper *st)
 	if (in.store && st->have_rcfg && st->rcfg.abi_ptr) {
 		uint64_t ea, val;
 
-		if (rd_store_eval(&st->tr, &in, &regs, &ea, &val) && ea == st->rcfg.abi_ptr + 8 &&
-		    val)
-			learn_desc(st, val);
+		if (!rd_store_eval(&st->tr, &in, &regs, &ea, &val)) {
+			arms = true;
+		} else if (ea == st->rcfg.abi_ptr + 8) {
+			arms = true;
+			if (val)
+				learn_desc(st, val);
+		}
 	}
 	for (size_t i = 0; i < nsucc && !s; i++)
 		s = sec_find(st, succ[i]);
@@ -1034,6 +1340,12 @@ static enum step_status step_once(struct stepper *st)
 		st->steps++; /* this instruction runs at the start of the passage */
 		return step_over(st, s, other, no);
 	}
+	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step &&
+	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
+	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
+	    plan_build(st, &in, &regs, succ, nsucc,
+		       st->o.count ? st->o.count - st->steps : UINT64_MAX))
+		return plan_run(st, &in);
 	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
 		maps = true;
 	st->last_store = in.store;
@@ -1163,6 +1475,10 @@ static void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 		t = rd_pt_thread(&st->tr, tid);
 		if (ev.kind == RD_EV_EXITED)
 			return;
+		if (ev.kind == RD_EV_STOP && rd_pt_getregs(tid, &r) == 0 && trap_queued(&r)) {
+			rd_pt_cont(&st->tr, t, 0); /* take the trap now: handled below */
+			continue;
+		}
 		if (ev.kind == RD_EV_SIGNAL)
 			t->pending_sig = ev.sig;
 		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL && rd_pt_getregs(tid, &r) == 0 &&
@@ -1308,7 +1624,7 @@ static void usage(FILE *f)
 		"  --pid PID            attach to a running process (PTRACE_SEIZE)\n"
 		"  --tid TID            the thread to step (default: the process's main thread)\n"
 		"  --from SYM|ADDR      run at full speed to SYM, then step the thread that hit it\n"
-		"  --count N            stop after N steps (a section passage is one step)\n"
+		"  --count N            stop after N instructions (a section passage is one)\n"
 		"  --until SYM|ADDR     stop when the thread reaches SYM\n"
 		"  --finish             stop when the current function returns\n"
 		"  -q, --quiet          print only section events and the summary\n"
@@ -1318,6 +1634,8 @@ static void usage(FILE *f)
 		"                       launched, detach when attached)\n"
 		"  --lock-others        keep the other threads stopped while stepping\n"
 		"  --no-signals         do not deliver signals to the stepped thread\n"
+		"  --single-step        stop after every instruction (default: run straight-line\n"
+		"                       code between breakpoints, counting the same instructions)\n"
 		"  -h, --help           this help\n\n"
 		"SYM is a function name as the source spells it, FILE:LINE or an address.\n");
 }
@@ -1332,6 +1650,7 @@ enum {
 	OPT_DETACH,
 	OPT_LOCK,
 	OPT_NOSIG,
+	OPT_SINGLE,
 };
 
 static int parse_opts(struct opts *o, int argc, char **argv)
@@ -1349,6 +1668,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "lock-others", no_argument, NULL, OPT_LOCK },
 		{ "no-signals", no_argument, NULL, OPT_NOSIG },
+		{ "single-step", no_argument, NULL, OPT_SINGLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1397,6 +1717,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case OPT_NOSIG:
 			o->no_signals = true;
 			break;
+		case OPT_SINGLE:
+			o->single_step = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -1424,6 +1747,7 @@ static void stepper_free(struct stepper *st)
 	symcache_clear(st);
 	free(st->symcache);
 	free(st->code);
+	free(st->dcache);
 	rd_modules_free(&st->mods);
 	rd_decoder_close(st->dec);
 	rd_tracee_free(&st->tr);
@@ -1459,8 +1783,9 @@ int cmd_step(int argc, char **argv)
 		return EXIT_ERROR;
 	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));
 	st.code = calloc(CODECACHE, sizeof(*st.code));
+	st.dcache = calloc(DCACHE, sizeof(*st.dcache));
 	st.last_store = true;
-	if (!st.symcache || !st.code || rd_decoder_open(&st.dec) < 0) {
+	if (!st.symcache || !st.code || !st.dcache || rd_decoder_open(&st.dec) < 0) {
 		stepper_free(&st);
 		return rd_error("cannot set up the instruction decoder (capstone)");
 	}
@@ -1547,7 +1872,7 @@ int cmd_step(int argc, char **argv)
 	}
 	ret = EXIT_OK;
 	st.end = "count";
-	for (uint64_t n = 0; !st.o.count || n < st.o.count; n++) {
+	while (!st.o.count || st.steps < st.o.count) {
 		enum step_status s;
 
 		if (rd_pt_quit) {

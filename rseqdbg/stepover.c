@@ -43,7 +43,90 @@ bool rd_arch_maps_memory(const rd_regs_t *r)
 struct rd_decoder {
 	csh h;
 	cs_insn *ci;
+	uint32_t regbit[X86_REG_ENDING]; /* capstone register -> RD_REG_BIT of its family */
 };
+
+/* The 64-bit general registers, each with the names of its parts. */
+static const char *const gpr_names[16][5] = {
+	{ "rax", "eax", "ax", "al", "ah" },  { "rbx", "ebx", "bx", "bl", "bh" },
+	{ "rcx", "ecx", "cx", "cl", "ch" },  { "rdx", "edx", "dx", "dl", "dh" },
+	{ "rsi", "esi", "si", "sil", NULL }, { "rdi", "edi", "di", "dil", NULL },
+	{ "rbp", "ebp", "bp", "bpl", NULL }, { "rsp", "esp", "sp", "spl", NULL },
+	{ "r8", "r8d", "r8w", "r8b", NULL },	 { "r9", "r9d", "r9w", "r9b", NULL },
+	{ "r10", "r10d", "r10w", "r10b", NULL }, { "r11", "r11d", "r11w", "r11b", NULL },
+	{ "r12", "r12d", "r12w", "r12b", NULL }, { "r13", "r13d", "r13w", "r13b", NULL },
+	{ "r14", "r14d", "r14w", "r14b", NULL }, { "r15", "r15d", "r15w", "r15b", NULL },
+};
+
+static void fill_regbits(struct rd_decoder *d)
+{
+	for (int r = 1; r < X86_REG_ENDING; r++) {
+		const char *name = cs_reg_name(d->h, (unsigned int)r);
+
+		if (!name)
+			continue;
+		if (r == X86_REG_FS || r == X86_REG_GS)
+			d->regbit[r] = RD_REG_SEG;
+		for (int f = 0; f < 16; f++)
+			for (int k = 0; k < 5 && gpr_names[f][k]; k++)
+				if (!strcmp(name, gpr_names[f][k]))
+					d->regbit[r] = 1u << f;
+	}
+}
+
+/* The family bit of the 64-bit register reg, as rd_decode numbers them (reg_value's). */
+static uint32_t gpr_bit(int reg)
+{
+	static const int order[16] = { X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX,
+				       X86_REG_RSI, X86_REG_RDI, X86_REG_RBP, X86_REG_RSP,
+				       X86_REG_R8,  X86_REG_R9,	 X86_REG_R10, X86_REG_R11,
+				       X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15 };
+
+	for (int i = 0; i < 16; i++)
+		if (order[i] == reg)
+			return 1u << i;
+	return 0;
+}
+
+uint32_t rd_mem_regs(const struct rd_mem *m)
+{
+	uint32_t r = 0;
+
+	if (m->base != X86_REG_INVALID && m->base != X86_REG_RIP)
+		r |= gpr_bit(m->base) ? gpr_bit(m->base) : RD_REG_SEG; /* not a 64-bit one */
+	if (m->index != X86_REG_INVALID)
+		r |= gpr_bit(m->index) ? gpr_bit(m->index) : RD_REG_SEG;
+	if (m->seg == X86_REG_FS || m->seg == X86_REG_GS)
+		r |= RD_REG_SEG;
+	return r;
+}
+
+/* Instructions that are not branches but must never run unseen between breakpoints. */
+static bool traps_or_leaves(unsigned int id)
+{
+	switch (id) {
+	case X86_INS_HLT:
+	case X86_INS_INT:
+	case X86_INS_INT1:
+	case X86_INS_INT3:
+	case X86_INS_INTO:
+	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
+	case X86_INS_SYSEXIT:
+	case X86_INS_SYSRET:
+	case X86_INS_UD0:
+	case X86_INS_UD2:
+	case X86_INS_UD2B:
+	case X86_INS_WRFSBASE:
+	case X86_INS_WRGSBASE:
+	case X86_INS_XABORT:
+	case X86_INS_XBEGIN:
+	case X86_INS_XEND:
+		return true;
+	default:
+		return false;
+	}
+}
 
 int rd_decoder_open(struct rd_decoder **res)
 {
@@ -57,6 +140,7 @@ int rd_decoder_open(struct rd_decoder **res)
 		return -EINVAL;
 	}
 	cs_option(d->h, CS_OPT_DETAIL, CS_OPT_ON);
+	fill_regbits(d);
 	d->ci = cs_malloc(d->h);
 	if (!d->ci) {
 		cs_close(&d->h);
@@ -121,6 +205,22 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 									 : RD_INSN_JCC;
 	} else if (ci->id == X86_INS_SYSCALL) {
 		in->kind = RD_INSN_SYSCALL;
+	}
+	in->plain = in->kind == RD_INSN_OTHER && !in->rep && !traps_or_leaves(ci->id) &&
+		    !in_group(ci, CS_GRP_INT) && !in_group(ci, CS_GRP_IRET) &&
+		    !in_group(ci, CS_GRP_PRIVILEGE);
+	{
+		cs_regs rr, rw;
+		uint8_t nr = 0, nw = 0;
+
+		if (cs_regs_access(d->h, ci, rr, &nr, rw, &nw) == CS_ERR_OK) {
+			for (uint8_t i = 0; i < nw; i++)
+				in->wregs |= rw[i] < X86_REG_ENDING ? d->regbit[rw[i]] : RD_REG_SEG;
+		} else {
+			in->plain = false; /* what it writes is unknown */
+		}
+		if (ci->id == X86_INS_WRFSBASE || ci->id == X86_INS_WRGSBASE)
+			in->wregs |= RD_REG_SEG;
 	}
 	if ((in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC || in->kind == RD_INSN_CALL) &&
 	    x->op_count >= 1) {

@@ -49,6 +49,12 @@ struct rd_insn {
 	bool ind_reg, ind_mem;
 	int reg;
 	struct rd_mem mem;
+	/* Runs between breakpoints: falls through to the next instruction, cannot trap by
+	 * design (no int, syscall, ud2, privileged or repeated instruction). */
+	bool plain;
+	/* The general registers it writes: bit i for the i-th of rax rbx rcx rdx rsi rdi rbp
+	 * rsp r8..r15 (any part of it), RD_REG_SEG for a segment register or base. */
+	uint32_t wregs;
 	/* A 64-bit store "mov MEM, REG|IMM" (how a section's descriptor is armed). */
 	bool store;
 	struct rd_mem st_mem;
@@ -56,6 +62,12 @@ struct rd_insn {
 	int64_t st_imm;
 	char text[200];
 };
+
+#define RD_REG_SEG (1u << 16)
+
+/* The registers an address computation reads, as wregs bits (the instruction pointer is
+ * none: a rip-relative address depends only on where the instruction is). */
+uint32_t rd_mem_regs(const struct rd_mem *m);
 
 struct rd_decoder;
 

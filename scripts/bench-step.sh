@@ -3,7 +3,8 @@
 # Step benchmark, side by side in one run on the same program (the workload's counter loop,
 # stepped from its hot function `worker`):
 #  1. instructions per second of `rseqdbg step --quiet --count N` against gdb `stepi N`
-#     (gdb -batch), same N (BENCH_STEP_N, default 20000). Each tool's startup is taken out by
+#     (gdb -batch), same N (BENCH_STEP_N, default 20000); rseqdbg with --single-step (a ptrace
+#     stop per instruction) shown too. Each tool's startup is taken out by
 #     timing a run of 1 step and subtracting it. Ratio printed (goal: >= 10).
 #  2. ptrace stops per critical-section passage for each section style (goal: <= 3), from
 #     rseqdbg's own summary, with the section's length in bytes.
@@ -29,7 +30,7 @@ elapsed_us() {
 	echo $((t1 - t0))
 }
 
-rd_run() { "$RSEQDBG" step --quiet --from worker --count "$1" -- "${PROG[@]}"; }
+rd_run() { "$RSEQDBG" step --quiet "${@:2}" --from worker --count "$1" -- "${PROG[@]}"; }
 gdb_run() { gdb -nx -batch -ex 'break worker' -ex run -ex "stepi $1" -ex kill --args "${PROG[@]}"; }
 
 echo "instructions per second, $N steps from worker() of the counter workload:"
@@ -38,6 +39,11 @@ rdn=$(elapsed_us rd_run "$N")
 rd_ips=$(awk -v n="$N" -v a="$rd1" -v b="$rdn" 'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')
 printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "rseqdbg step --quiet" "$rd_ips" \
 	"$(awk -v a="$rd1" -v b="$rdn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
+s1=$(elapsed_us rd_run 1 --single-step)
+sn=$(elapsed_us rd_run "$N" --single-step)
+printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "  the same, --single-step" \
+	"$(awk -v n="$N" -v a="$s1" -v b="$sn" 'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')" \
+	"$(awk -v a="$s1" -v b="$sn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
 if command -v gdb >/dev/null; then
 	g1=$(elapsed_us gdb_run 1)
 	gn=$(elapsed_us gdb_run "$N")
