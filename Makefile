@@ -120,7 +120,14 @@ $(BUILD)/examples/%: examples/%.c $(wildcard examples/*.S examples/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_WL) -Iexamples -o $@ $< $(wildcard examples/$*.S) -lpthread
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS)
+# The sections again, as a shared object a workload loads with dlopen.
+WL_SO := $(BUILD)/tests/workloads/librseq_workload.so
+$(WL_SO): CFLAGS_WL = -O2 -g -Wall -Wextra $(WERROR)
+$(WL_SO): tests/workloads/rseq_workload.S tests/workloads/rseq_workload.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_WL) -shared -fPIC -Wl,-Bsymbolic -Itests/workloads -o $@ $<
+
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO)
 
 check: deps
 	$(MAKE) tests

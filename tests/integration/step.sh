@@ -96,6 +96,23 @@ else
 	skip "step without tables: sections from rseq_cs" "objcopy failed"
 fi
 
+# Stepping from before a dlopen: the object's tables are read when it is mapped, so each
+# passage through its section is known from the table (not only from rseq_cs once armed).
+DL="$BUILD/tests/workloads/dlopen_host"
+"$RSEQDBG" step --quiet --json --from host_start --count 5000000 -- "$DL" \
+	--lib "$BUILD/tests/workloads/librseq_workload.so" --iters 300 --out "$TMP/dl.rep" \
+	>"$TMP/dl.json" 2>&1
+rc=$?
+it=$(kv "$TMP/dl.rep" iterations)
+np=$(jcount "$TMP/dl.json" '"type":"passage"')
+nt=$(grep '"type":"passage"' "$TMP/dl.json" | grep -c '"function":"wl_counter_add".*"source":"table"')
+if [ $rc -eq 0 ] && [ "$(kv "$TMP/dl.rep" result)" = ok ] && [ "$np" = "$it" ] && [ "$nt" = "$it" ] &&
+	grep -q '"end":"exited"' "$TMP/dl.json"; then
+	pass "step through a dlopen: $np passages of the loaded object, known from its tables"
+else
+	fail "step through a dlopen" "rc=$rc iterations=$it passages=$np from the table=$nt $(tail -c 300 "$TMP/dl.json")"
+fi
+
 # The exits of condexit are found by decoding the section (no table lists them).
 out="$TMP/condexit.json"
 if grep '"type":"passage"' "$TMP/step condexit.json" 2>/dev/null | grep -q '"result":"exit"'; then
