@@ -35,10 +35,10 @@
 /* A passage that hits none of its breakpoints within this bound is interrupted. */
 #define SAFETY_NET_MS 200
 #define MAX_EXITS 32
-#define DCACHE 4096	  /* decoded instructions of module code, by address */
-#define PLAN_NODES 192	  /* instructions in one run's tree */
-#define PLAN_LEAVES 24	  /* breakpoints of one run */
-#define PLAN_HASH 512	  /* a power of two above PLAN_NODES */
+#define DCACHE 4096    /* decoded instructions of module code, by address */
+#define PLAN_NODES 192 /* instructions in one run's tree */
+#define PLAN_LEAVES 24 /* breakpoints of one run */
+#define PLAN_HASH 512  /* a power of two above PLAN_NODES */
 #define SYMCACHE 4096
 #define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
 

@@ -3,7 +3,7 @@
 # Step benchmark, side by side in one run on the same program (the workload's counter loop,
 # stepped from its hot function `worker`):
 #  1. instructions per second of `rseqdbg step --quiet --count N` against gdb `stepi N`
-#     (gdb -batch), same N (BENCH_STEP_N, default 20000); rseqdbg with --single-step (a ptrace
+#     (gdb -batch), same N (BENCH_STEP_N, default 50000); rseqdbg with --single-step (a ptrace
 #     stop per instruction) shown too. Each tool's startup is taken out by
 #     timing a run of 1 step and subtracting it. Ratio printed (goal: >= 10).
 #  2. ptrace stops per critical-section passage for each section style (goal: <= 3), from
@@ -14,7 +14,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"
 WL="$BUILD/tests/workloads/rseq_workload"
-N=${BENCH_STEP_N:-20000}
+N=${BENCH_STEP_N:-50000}
 [ -x "$RSEQDBG" ] || { echo "bench-step: $RSEQDBG not built" >&2; exit 2; }
 [ -x "$WL" ] || { echo "bench-step: $WL not built (make tests)" >&2; exit 2; }
 PROG=("$WL" --mode counter --iters 100000000)

@@ -113,6 +113,22 @@ else
 	fail "step through a dlopen" "rc=$rc iterations=$it passages=$np from the table=$nt $(tail -c 300 "$TMP/dl.json")"
 fi
 
+# fork and exec are reported, never lost: the child runs on its own with none of our
+# breakpoints (it computes a checksum the parent checks), and stepping goes on in the new
+# image after the exec until the program exits.
+FE="$BUILD/tests/workloads/fork_exec"
+"$RSEQDBG" step --quiet --json --from main -- "$FE" --exec /bin/true >"$TMP/fe.json" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '"type":"fork".*child [0-9]* (not followed' "$TMP/fe.json" &&
+	grep -q '"type":"exec".*new image [^"]*/true"' "$TMP/fe.json" &&
+	grep -q '"type":"end".*program exited with status 0"' "$TMP/fe.json" &&
+	[ "$(grep -n '"type":"fork"' "$TMP/fe.json" | cut -d: -f1)" -lt \
+		"$(grep -n '"type":"exec"' "$TMP/fe.json" | cut -d: -f1)" ]; then
+	pass "step reports fork and exec and steps on in the new image"
+else
+	fail "step reports fork and exec and steps on in the new image" "rc=$rc $(head -c 600 "$TMP/fe.json")"
+fi
+
 # The exits of condexit are found by decoding the section (no table lists them).
 out="$TMP/condexit.json"
 if grep '"type":"passage"' "$TMP/step condexit.json" 2>/dev/null | grep -q '"result":"exit"'; then

@@ -49,10 +49,17 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'l': lib = optarg; break;
-		case 'n': iters = strtoull(optarg, NULL, 0); break;
-		case 'o': out = optarg; break;
-		default: return 2;
+		case 'l':
+			lib = optarg;
+			break;
+		case 'n':
+			iters = strtoull(optarg, NULL, 0);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (!lib) {
