@@ -38,7 +38,7 @@
 #define DCACHE 4096    /* decoded instructions of module code, by address */
 #define PLAN_NODES 192 /* instructions in one run's tree */
 #define PLAN_LEAVES 24 /* breakpoints of one run */
-#define PLAN_HASH 512  /* a power of two above PLAN_NODES */
+#define PLAN_HASH 512  /* well above PLAN_NODES: short probes */
 #define SYMCACHE 4096
 #define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
 
@@ -1088,8 +1088,9 @@ static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_
 		bool ok = true;
 
 		if (i == 0) {
-			for (; ns < nsucc && ns < 4; ns++)
-				s[ns] = succ[ns];
+			for (size_t k = 0; k < nsucc && ns < 4; k++)
+				if (!ns || s[0] != succ[k]) /* a branch to the next instruction */
+					s[ns++] = succ[k];
 		} else {
 			in = insn_at(st, x->addr);
 			if (!plan_interior(st, x, in, regs, left)) {
@@ -1345,6 +1346,11 @@ static enum step_status step_once(struct stepper *st)
 	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
 	    plan_build(st, &in, &regs, succ, nsucc,
 		       st->o.count ? st->o.count - st->steps : UINT64_MAX))
+		return plan_run(st, &in);
+	/* An instruction whose single-step trap may come one instruction late: run it to
+	 * breakpoints at its successors instead. */
+	if (in.late_trap && known && !unknown && !st->cur_sig &&
+	    plan_build(st, &in, &regs, succ, nsucc, 1))
 		return plan_run(st, &in);
 	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
 		maps = true;

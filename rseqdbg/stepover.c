@@ -206,6 +206,7 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 	} else if (ci->id == X86_INS_SYSCALL) {
 		in->kind = RD_INSN_SYSCALL;
 	}
+	in->late_trap = ci->id == X86_INS_CPUID;
 	in->plain = in->kind == RD_INSN_OTHER && !in->rep && !traps_or_leaves(ci->id) &&
 		    !in_group(ci, CS_GRP_INT) && !in_group(ci, CS_GRP_IRET) &&
 		    !in_group(ci, CS_GRP_PRIVILEGE);

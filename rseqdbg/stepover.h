@@ -52,6 +52,9 @@ struct rd_insn {
 	/* Runs between breakpoints: falls through to the next instruction, cannot trap by
 	 * design (no int, syscall, ud2, privileged or repeated instruction). */
 	bool plain;
+	/* Single-stepping it may run the next instruction too: a hypervisor emulates it and
+	 * drops the trap (cpuid under some). */
+	bool late_trap;
 	/* The general registers it writes: bit i for the i-th of rax rbx rcx rdx rsi rdi rbp
 	 * rsp r8..r15 (any part of it), RD_REG_SEG for a segment register or base. */
 	uint32_t wregs;
