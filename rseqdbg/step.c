@@ -1039,18 +1039,14 @@ static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, 
 					.parent = parent };
 }
 
-/* Whether node x (not the root) may run unseen: left is how many instructions may still run. */
+/* Whether node x (not the root), module code within the count, may run unseen. */
 static bool plan_interior(struct stepper *st, const struct pnode *x, const struct rd_insn *in,
-			  const rd_regs_t *regs, uint64_t left)
+			  const rd_regs_t *regs)
 {
 	bool branch = (in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC ||
 		       in->kind == RD_INSN_CALL) && in->has_target;
 
-	if (!in->size || (!in->plain && !branch))
-		return false;
-	if (x->addr == st->until_addr || x->depth >= left)
-		return false;
-	if (!rd_modules_find(&st->mods, x->addr) || sec_find(st, x->addr))
+	if (!in->size || (!in->plain && !branch) || sec_find(st, x->addr))
 		return false;
 	if (in->store && st->have_rcfg && st->rcfg.abi_ptr) {
 		/* It must provably miss rseq_cs: its address registers hold what they held at
@@ -1092,8 +1088,13 @@ static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_
 				if (!ns || s[0] != succ[k]) /* a branch to the next instruction */
 					s[ns++] = succ[k];
 		} else {
-			in = insn_at(st, x->addr);
-			if (!plan_interior(st, x, in, regs, left)) {
+			/* Past the count, at --until or outside every module (never decoded
+			 * into the caches): a leaf. */
+			bool inner = x->depth < left && x->addr != st->until_addr &&
+				     rd_modules_find(&st->mods, x->addr);
+
+			in = inner ? insn_at(st, x->addr) : NULL;
+			if (!inner || !plan_interior(st, x, in, regs)) {
 				x->leaf = true;
 				p->nleaves++;
 				continue;
@@ -1156,7 +1157,9 @@ static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
 
 		if (!p->n[i].leaf)
 			continue;
-		if (fetch_code(st, p->n[i].addr, orig, sizeof(orig)) != sizeof(orig))
+		if (!rd_modules_find(&st->mods, p->n[i].addr)) /* not cached: read it now */
+			ret = rd_bp_plant(p->n[i].addr);
+		else if (fetch_code(st, p->n[i].addr, orig, sizeof(orig)) != sizeof(orig))
 			ret = -EFAULT;
 		else
 			ret = rd_bp_plant_over(p->n[i].addr, orig);
@@ -1349,7 +1352,7 @@ static enum step_status step_once(struct stepper *st)
 		return plan_run(st, &in);
 	/* An instruction whose single-step trap may come one instruction late: run it to
 	 * breakpoints at its successors instead. */
-	if (in.late_trap && known && !unknown && !st->cur_sig &&
+	if (in.late_trap && !unknown && !st->cur_sig &&
 	    plan_build(st, &in, &regs, succ, nsucc, 1))
 		return plan_run(st, &in);
 	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))

@@ -188,6 +188,24 @@ if command -v setarch >/dev/null; then
 	else
 		fail "step through the dynamic loader" "cpuid $ncpuid, $after missing after one; $(diff "$TMP/ld-blocks.out" "$TMP/ld-single.out" | head -3 | tr '\n' ' ')"
 	fi
+	# The same in generated code (an anonymous executable mapping, no module): stepped to
+	# the program's end in both modes, the instruction after its cpuid is the pop at +2.
+	JC="$BUILD/tests/workloads/jit_cpuid"
+	setarch -R "$RSEQDBG" step --from main -- "$JC" >"$TMP/jit-blocks.out" 2>&1
+	setarch -R "$RSEQDBG" step --single-step --from main -- "$JC" >"$TMP/jit-single.out" 2>&1
+	why=""
+	for f in "$TMP/jit-blocks.out" "$TMP/jit-single.out"; do
+		grep -q 'end: program exited with status 0$' "$f" || why="$why ${f##*/}: no exit 0;"
+		grep -A1 '? ?  cpuid$' "$f" | tail -1 | grep -q '? ?  pop rbx$' ||
+			why="$why ${f##*/}: no pop after the generated cpuid;"
+	done
+	cmp -s <(same "$TMP/jit-blocks.out" | grep -v '^summary') \
+		<(same "$TMP/jit-single.out" | grep -v '^summary') || why="$why the traces differ"
+	if [ -z "$why" ]; then
+		pass "step through generated code: both modes agree, cpuid then its next instruction"
+	else
+		fail "step through generated code" "$why"
+	fi
 else
 	skip "step between breakpoints reports what --single-step does" "setarch not installed"
 fi
