@@ -1053,7 +1053,7 @@ static bool plan_interior(struct stepper *st, const struct pnode *x, const struc
 		 * the root. */
 		uint64_t ea, val, cs = st->rcfg.abi_ptr + 8;
 
-		if ((rd_mem_regs(&in->st_mem) & x->wregs) ||
+		if ((in->st_regs & x->wregs) ||
 		    !rd_store_eval(&st->tr, in, regs, &ea, &val) || (ea < cs + 8 && ea + 8 > cs))
 			return false;
 	}

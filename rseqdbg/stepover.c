@@ -74,33 +74,6 @@ static void fill_regbits(struct rd_decoder *d)
 	}
 }
 
-/* The family bit of the 64-bit register reg, as rd_decode numbers them (reg_value's). */
-static uint32_t gpr_bit(int reg)
-{
-	static const int order[16] = { X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX,
-				       X86_REG_RSI, X86_REG_RDI, X86_REG_RBP, X86_REG_RSP,
-				       X86_REG_R8,  X86_REG_R9,	 X86_REG_R10, X86_REG_R11,
-				       X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15 };
-
-	for (int i = 0; i < 16; i++)
-		if (order[i] == reg)
-			return 1u << i;
-	return 0;
-}
-
-uint32_t rd_mem_regs(const struct rd_mem *m)
-{
-	uint32_t r = 0;
-
-	if (m->base != X86_REG_INVALID && m->base != X86_REG_RIP)
-		r |= gpr_bit(m->base) ? gpr_bit(m->base) : RD_REG_SEG; /* not a 64-bit one */
-	if (m->index != X86_REG_INVALID)
-		r |= gpr_bit(m->index) ? gpr_bit(m->index) : RD_REG_SEG;
-	if (m->seg == X86_REG_FS || m->seg == X86_REG_GS)
-		r |= RD_REG_SEG;
-	return r;
-}
-
 /* Instructions that are not branches but must never run unseen between breakpoints. */
 static bool traps_or_leaves(unsigned int id)
 {
@@ -245,6 +218,8 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 		if (src->type == X86_OP_REG || src->type == X86_OP_IMM) {
 			in->store = true;
 			set_mem(&in->st_mem, &x->operands[0].mem);
+			in->st_regs = d->regbit[in->st_mem.base] | d->regbit[in->st_mem.index] |
+				      d->regbit[in->st_mem.seg];
 			if (src->type == X86_OP_REG)
 				in->st_reg = src->reg;
 			else

@@ -62,15 +62,12 @@ struct rd_insn {
 	bool store;
 	struct rd_mem st_mem;
 	int st_reg; /* 0 when the stored value is st_imm */
+	uint32_t st_regs; /* what st_mem's address reads, as wregs bits (rip-relative: none) */
 	int64_t st_imm;
 	char text[200];
 };
 
 #define RD_REG_SEG (1u << 16)
-
-/* The registers an address computation reads, as wregs bits (the instruction pointer is
- * none: a rip-relative address depends only on where the instruction is). */
-uint32_t rd_mem_regs(const struct rd_mem *m);
 
 struct rd_decoder;
 
