@@ -653,23 +653,38 @@ static void handle_exec(struct stepper *st, const struct rd_event *ev)
 		    ev->msg, st->mods.n ? st->mods.v[0].path : "?");
 }
 
+/*
+ * If ev is the trap of one of our breakpoints (planted now; with ever, also one removed since,
+ * whose trap came late), move thread tid back onto the instruction the breakpoint replaced
+ * and return the breakpoint's address; r then holds tid's registers. 0 for any other stop.
+ */
+static uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever)
+{
+	uint64_t bp;
+
+	if (ev->kind != RD_EV_TRAP || ev->code != SI_KERNEL || rd_pt_getregs(tid, r) < 0)
+		return 0;
+	bp = rd_arch_bp_addr(rd_arch_pc(r));
+	if (ever ? !rd_bp_was_planted(bp) : !rd_bp_planted(bp))
+		return 0;
+	rd_arch_set_pc(r, bp);
+	rd_pt_setregs(tid, r);
+	return bp;
+}
+
 /* An event of a thread other than the stepped one. */
 static void handle_other(struct stepper *st, const struct rd_event *ev)
 {
 	struct rd_thread *t = rd_pt_thread(&st->tr, ev->tid);
+	uint64_t bp;
 	rd_regs_t r;
 
 	if (!t || t->state != RD_T_STOPPED)
 		return;
 	switch (ev->kind) {
 	case RD_EV_TRAP:
-		if (ev->code == SI_KERNEL && rd_pt_getregs(t->tid, &r) == 0 &&
-		    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&r)))) {
-			/* Our breakpoint: back up onto the instruction it replaced. */
-			uint64_t bp = rd_arch_bp_addr(rd_arch_pc(&r));
-
-			rd_arch_set_pc(&r, bp);
-			rd_pt_setregs(t->tid, &r);
+		bp = undo_bp_trap(t->tid, ev, &r, true);
+		if (bp) {
 			if (rd_bp_planted(bp)) {
 				t->held = true; /* resumed when the step-over removes them */
 				return;
@@ -869,12 +884,7 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 					return cur_gone(st, &ev);
 				if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
 					cur(st)->pending_sig = ev.sig;
-				if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
-				    rd_pt_getregs(st->cur_tid, &regs) == 0 &&
-				    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&regs)))) {
-					rd_arch_set_pc(&regs, rd_arch_bp_addr(rd_arch_pc(&regs)));
-					rd_pt_setregs(st->cur_tid, &regs);
-				}
+				undo_bp_trap(st->cur_tid, &ev, &regs, true);
 				return STEP_END;
 			}
 			if (!net) {
@@ -902,13 +912,8 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 			resume_cur(st, HOW_CONT, st->o.no_signals ? 0 : ev.sig);
 			continue;
 		}
-		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
-			goto gone;
-		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
-		    rd_bp_planted(rd_arch_bp_addr(rd_arch_pc(&regs)))) {
-			bp = rd_arch_bp_addr(rd_arch_pc(&regs));
-			rd_arch_set_pc(&regs, bp);
-			rd_pt_setregs(st->cur_tid, &regs);
+		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+		if (bp) {
 			if (bp == s->post_commit)
 				r = RES_COMMIT;
 			else if (bp == s->abort)
@@ -919,6 +924,8 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 				r = RES_NONE;
 			break;
 		}
+		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+			goto gone;
 		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL) {
 			/* The program's own breakpoint instruction. */
 			resume_cur(st, HOW_CONT, SIGTRAP);
@@ -1149,6 +1156,7 @@ static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
 	struct rd_event ev;
 	enum step_status res = STEP_OK;
 	int ret = 0, k = -1, sig = 0;
+	uint64_t bp;
 	bool quit = false;
 	rd_regs_t regs;
 
@@ -1202,15 +1210,13 @@ static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
 			handle_exec(st, &ev);
 			return STEP_OK;
 		}
-		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
-			goto gone;
-		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
-		    rd_bp_planted(rd_arch_bp_addr(rd_arch_pc(&regs)))) {
-			rd_arch_set_pc(&regs, rd_arch_bp_addr(rd_arch_pc(&regs)));
-			rd_pt_setregs(st->cur_tid, &regs);
-			k = plan_find(p, rd_arch_pc(&regs));
+		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+		if (bp) {
+			k = plan_find(p, bp);
 			break;
 		}
+		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+			goto gone;
 		if (ev.kind == RD_EV_SIGNAL) {
 			sig = ev.sig;
 			k = plan_find(p, rd_arch_pc(&regs));
@@ -1471,12 +1477,8 @@ static void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 			/* While tearing down, others stay as they stopped. */
 			if (o && o->state == RD_T_STOPPED && ev.kind == RD_EV_SIGNAL)
 				o->pending_sig = ev.sig;
-			if (o && o->state == RD_T_STOPPED && ev.kind == RD_EV_TRAP &&
-			    ev.code == SI_KERNEL && rd_pt_getregs(o->tid, &r) == 0 &&
-			    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&r)))) {
-				rd_arch_set_pc(&r, rd_arch_bp_addr(rd_arch_pc(&r)));
-				rd_pt_setregs(o->tid, &r);
-			}
+			if (o && o->state == RD_T_STOPPED)
+				undo_bp_trap(o->tid, &ev, &r, true);
 			if (ev.kind == RD_EV_FORK)
 				release_child(st, &ev);
 			continue;
@@ -1490,11 +1492,7 @@ static void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 		}
 		if (ev.kind == RD_EV_SIGNAL)
 			t->pending_sig = ev.sig;
-		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL && rd_pt_getregs(tid, &r) == 0 &&
-		    rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(&r)))) {
-			rd_arch_set_pc(&r, rd_arch_bp_addr(rd_arch_pc(&r)));
-			rd_pt_setregs(tid, &r);
-		}
+		undo_bp_trap(tid, &ev, &r, true);
 		if (ev.kind == RD_EV_FORK)
 			release_child(st, &ev);
 		if (ev.kind == RD_EV_CLONE || ev.kind == RD_EV_FORK) {
@@ -1598,10 +1596,7 @@ static int run_to(struct stepper *st, uint64_t addr)
 			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
 			continue;
 		}
-		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL &&
-		    rd_pt_getregs(ev.tid, &r) == 0 && rd_arch_bp_addr(rd_arch_pc(&r)) == addr) {
-			rd_arch_set_pc(&r, addr);
-			rd_pt_setregs(ev.tid, &r);
+		if (undo_bp_trap(ev.tid, &ev, &r, false) == addr) {
 			rd_bp_remove(addr);
 			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
 			/* It ran at full speed: objects mapped since (libc, dlopen) are read on the
