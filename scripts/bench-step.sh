@@ -33,23 +33,26 @@ elapsed_us() {
 rd_run() { "$RSEQDBG" step --quiet "${@:2}" --from worker --count "$1" -- "${PROG[@]}"; }
 gdb_run() { gdb -nx -batch -ex 'break worker' -ex run -ex "stepi $1" -ex kill --args "${PROG[@]}"; }
 
+# rate LABEL CMD...: time CMD 1 and CMD N (CMD takes the step count first), print the
+# instructions per second of the N - 1 steps beyond the first (startup taken out); sets IPS.
+rate() {
+	local label=$1 t1 tn
+	shift
+	t1=$(elapsed_us "$1" 1 "${@:2}")
+	tn=$(elapsed_us "$1" "$N" "${@:2}")
+	IPS=$(awk -v n="$N" -v a="$t1" -v b="$tn" \
+		'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')
+	printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "$label" "$IPS" \
+		"$(awk -v a="$t1" -v b="$tn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
+}
+
 echo "instructions per second, $N steps from worker() of the counter workload:"
-rd1=$(elapsed_us rd_run 1)
-rdn=$(elapsed_us rd_run "$N")
-rd_ips=$(awk -v n="$N" -v a="$rd1" -v b="$rdn" 'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')
-printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "rseqdbg step --quiet" "$rd_ips" \
-	"$(awk -v a="$rd1" -v b="$rdn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
-s1=$(elapsed_us rd_run 1 --single-step)
-sn=$(elapsed_us rd_run "$N" --single-step)
-printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "  the same, --single-step" \
-	"$(awk -v n="$N" -v a="$s1" -v b="$sn" 'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')" \
-	"$(awk -v a="$s1" -v b="$sn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
+rate "rseqdbg step --quiet" rd_run
+rd_ips=$IPS
+rate "  the same, --single-step" rd_run --single-step
 if command -v gdb >/dev/null; then
-	g1=$(elapsed_us gdb_run 1)
-	gn=$(elapsed_us gdb_run "$N")
-	gdb_ips=$(awk -v n="$N" -v a="$g1" -v b="$gn" 'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')
-	printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "gdb -batch stepi" "$gdb_ips" \
-		"$(awk -v a="$g1" -v b="$gn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
+	rate "gdb -batch stepi" gdb_run
+	gdb_ips=$IPS
 	awk -v r="$rd_ips" -v g="$gdb_ips" 'BEGIN { printf "  ratio rseqdbg / gdb: %.1fx (goal >= 10x)\n", r / g }'
 	echo "  (gdb's stepi never gets through a section: it loops in the abort handler;"
 	echo "   rseqdbg completes every passage)"
