@@ -462,7 +462,7 @@ static int exec_ranges(struct ctx *c)
 			c->nx++;
 		}
 	}
-	qsort(c->x, c->nx, sizeof(*c->x), cmp_range);
+	es_qsort(c->x, c->nx, sizeof(*c->x), cmp_range);
 	return 0;
 }
 
@@ -862,7 +862,7 @@ static void check_tables(struct ctx *c)
 			    ", exit_ip 0x%" PRIx64 ") matches no section",
 			    x->addr + b, x->start_ip + b, x->exit_ip + b);
 	}
-	qsort(ex, ne, sizeof(*ex), cmp_exit);
+	es_qsort(ex, ne, sizeof(*ex), cmp_exit);
 	for (size_t e = 1; e < ne; e++) {
 		const struct elfscan_exit *x = ex[e], *y = ex[e - 1];
 
@@ -1104,7 +1104,7 @@ static void check_orphans(struct ctx *c)
 	}
 	for (size_t i = 0; i < n; i++)
 		aborts[na++] = elfscan_get(c->es, i)->abort_ip;
-	qsort(aborts, na, sizeof(*aborts), cmp_u64);
+	es_qsort(aborts, na, sizeof(*aborts), cmp_u64);
 	for (size_t i = 0; i < c->nx; i++) {
 		const struct range *r = &c->x[i];
 		uint64_t len = r->hi - r->lo;
@@ -1257,7 +1257,7 @@ int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 	if (err)
 		goto out;
 	if (c.a->n)
-		qsort(c.a->v, c.a->n, sizeof(*c.a->v), cmp_finding);
+		es_qsort(c.a->v, c.a->n, sizeof(*c.a->v), cmp_finding);
 	*res = c.a;
 	c.a = NULL;
 out:

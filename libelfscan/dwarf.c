@@ -379,7 +379,7 @@ static void open_relocatable(struct elfscan *es, struct es_dwarf *dw)
 		dw->rel[dw->nrel].addr = es->secaddr[ndx];
 		dw->nrel++;
 	}
-	qsort(dw->rel, dw->nrel, sizeof(*dw->rel), relsec_cmp);
+	es_qsort(dw->rel, dw->nrel, sizeof(*dw->rel), relsec_cmp);
 	return;
 none:
 	dw->dbg = NULL;
@@ -435,7 +435,7 @@ static void find_text(struct elfscan *es, struct es_dwarf *dw)
 		dw->rel[dw->nrel].addr = shdr.sh_addr;
 		dw->nrel++;
 	}
-	qsort(dw->rel, dw->nrel, sizeof(*dw->rel), relsec_cmp);
+	es_qsort(dw->rel, dw->nrel, sizeof(*dw->rel), relsec_cmp);
 }
 
 /* Whether elf carries the DWARF section .debug_<what> (or its old compressed .zdebug_). */
@@ -638,7 +638,7 @@ static void merge_units(struct es_dwarf *dw)
 {
 	size_t i, n = 0;
 
-	qsort(dw->units, dw->nunits, sizeof(*dw->units), range_cmp);
+	es_qsort(dw->units, dw->nunits, sizeof(*dw->units), range_cmp);
 	for (i = 0; i < dw->nunits; i++) {
 		if (n && dw->units[i].lo <= dw->units[n - 1].hi) {
 			if (dw->units[i].hi > dw->units[n - 1].hi)
@@ -693,7 +693,7 @@ static struct es_dwarf *lines_get(struct elfscan *es)
 		if (dw->nlines > before && add_unit_ranges(dw, &cudie, &ucap))
 			goto nomem;
 	}
-	qsort(dw->lines, dw->nlines, sizeof(*dw->lines), line_cmp);
+	es_qsort(dw->lines, dw->nlines, sizeof(*dw->lines), line_cmp);
 	dw->line_addr = malloc((dw->nlines + 1) * sizeof(*dw->line_addr));
 	if (!dw->line_addr)
 		goto nomem;
@@ -917,7 +917,7 @@ static struct es_dwarf *funcs_get(struct elfscan *es)
 		if (walk_funcs(dw, &cudie, &cap, 0))
 			goto nomem;
 	}
-	qsort(dw->funcs, dw->nfuncs, sizeof(*dw->funcs), func_cmp);
+	es_qsort(dw->funcs, dw->nfuncs, sizeof(*dw->funcs), func_cmp);
 	dw->func_maxend = calloc(dw->nfuncs + 1, sizeof(*dw->func_maxend));
 	if (!dw->func_maxend)
 		goto nomem;

@@ -5,6 +5,7 @@
 
 #include <gelf.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "elfscan.h"
@@ -166,6 +167,15 @@ int es_relocate(struct elfscan *es);
 
 /* formats.c: decode every table into es->cs / es->sites / es->exits (unsorted). */
 int es_decode(struct elfscan *es);
+
+/* qsort() for arrays that may be empty: qsort(NULL, 0, ...) is undefined behaviour, and an
+ * empty table's array is often NULL. */
+static inline void es_qsort(void *base, size_t n, size_t size,
+			    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
 
 /* lookup.c: qsort() that is linear when the array is sorted or two sorted runs, as tables
  * usually are; 0 or -ENOMEM. */

@@ -174,7 +174,7 @@ static int build_index(struct elfscan *es, struct es_symtab *st)
 {
 	size_t i;
 
-	qsort(st->syms, st->n, sizeof(*st->syms), sym_cmp);
+	es_qsort(st->syms, st->n, sizeof(*st->syms), sym_cmp);
 	st->sized = calloc(st->n + 1, sizeof(*st->sized));
 	st->maxend = calloc(st->n + 1, sizeof(*st->maxend));
 	st->allend = calloc(st->n + 1, sizeof(*st->allend));

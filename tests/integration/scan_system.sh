@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Real binaries through the sanitizers: `scan` and `audit` every ELF file under a few system
+# directories. Each run must exit 0, 1 (audit findings) or 2 (a file it cannot read), print
+# at most one line on stderr per file and only "rseqdbg: CMD: FILE: what is wrong" lines, and
+# never crash, hang or make ASan/UBSan speak.
+#
+# It runs where it matters, in the sanitizer build (make SANITIZE=address,undefined check);
+# elsewhere it does nothing unless SYSSCAN_FORCE=1. The time it may take is bounded: files
+# are taken in a shuffled order (SYSSCAN_SEED, printed, reproduces it) until SYSSCAN_BUDGET
+# seconds (default 240) are spent, and the count of files done is printed. SYSSCAN_DIRS
+# overrides the directories.
+source "$(dirname "$0")/../lib.sh"
+
+if [ ! -x "$RSEQDBG" ]; then
+	fail "scan_system" "build first: $RSEQDBG missing"
+	finish
+	exit
+fi
+if ! grep -qa __asan_init "$RSEQDBG" && [ "${SYSSCAN_FORCE:-0}" != 1 ]; then
+	echo "scan_system: $RSEQDBG is not a sanitizer build; this test runs in the sanitizer build"
+	exit 0
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+DIRS=${SYSSCAN_DIRS:-/usr/bin /usr/sbin /usr/lib/x86_64-linux-gnu /usr/libexec /usr/lib/debug}
+BUDGET=${SYSSCAN_BUDGET:-240}
+SEED=${SYSSCAN_SEED:-$(date +%j)}
+BATCH=25
+
+# Regular ELF files (no symlinks, each inode once), shuffled by SEED, NUL-separated.
+# shellcheck disable=SC2086
+python3 - "$SEED" $DIRS >"$TMP/files" <<'EOF'
+import os, random, stat, sys
+seen, files = set(), []
+for top in sys.argv[2:]:
+    for root, dirs, names in os.walk(top):
+        for n in names:
+            p = os.path.join(root, n)
+            try:
+                st = os.lstat(p)
+                if not stat.S_ISREG(st.st_mode) or st.st_size < 4 or (st.st_dev, st.st_ino) in seen:
+                    continue
+                with open(p, "rb") as f:
+                    if f.read(4) != b"\x7fELF":
+                        continue
+            except OSError:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            files.append(p)
+files.sort()
+random.Random(int(sys.argv[1])).shuffle(files)
+sys.stdout.write("".join(p + "\0" for p in files))
+EOF
+mapfile -d '' files <"$TMP/files"
+total=${#files[@]}
+echo "scan_system: $total ELF files under $DIRS (seed $SEED, budget ${BUDGET}s)"
+if [ "$total" -eq 0 ]; then
+	fail "scan_system" "no ELF file found under $DIRS"
+	finish
+	exit
+fi
+
+# judge CMD RC ERRFILE FILE...: why the run of CMD on FILE... is wrong, empty when it is not
+judge() {
+	local cmd=$1 rc=$2 err=$3
+	shift 3
+	if grep -qE 'Sanitizer|runtime error|AddressSanitizer|LeakSanitizer' "$err"; then
+		grep -m1 -E 'Sanitizer|runtime error' "$err"
+		return
+	fi
+	case $rc in
+	0 | 2) ;;
+	1) [ "$cmd" = audit ] || { echo "exit 1"; return; } ;;
+	124) echo "no answer within 300 s"; return ;;
+	*) echo "exit $rc"; return ;;
+	esac
+	python3 - "$cmd" "$rc" "$err" "$@" <<'EOF'
+import sys
+cmd, rc, err, files = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+lines = open(err, "rb").read().decode("utf-8", "replace").split("\n")[:-1]
+named = []
+for l in lines:
+    pre = "rseqdbg: %s: " % cmd
+    f = next((f for f in files if l.startswith(pre + f + ": ")), None)
+    if f is None:
+        print("stderr line names none of the files: %r" % l[:200])
+        sys.exit()
+    named.append(f)
+if len(set(named)) != len(named):
+    print("more than one stderr line for %s" % [f for f in named if named.count(f) > 1][0])
+elif rc == 2 and not named:
+    print("exit 2 without a line on stderr")
+elif rc != 2 and named:
+    print("exit %d with an error line: %r" % (rc, lines[0][:200]))
+EOF
+}
+
+# run CMD FILE...: run CMD over the files; on a wrong answer, find the file alone
+run() {
+	local cmd=$1 rc why f
+	shift
+	timeout 300 "$RSEQDBG" "$cmd" -- "$@" >/dev/null 2>"$TMP/err"
+	rc=$?
+	why=$(judge "$cmd" $rc "$TMP/err" "$@")
+	[ -z "$why" ] && return 0
+	[ $# -eq 1 ] && { fail "$cmd $1" "$why"; return 1; }
+	for f in "$@"; do
+		run "$cmd" "$f" || return 1
+	done
+	fail "$cmd of a batch holding ${1}..." "$why (no file alone reproduces it)"
+	return 1
+}
+
+start=$SECONDS
+done_n=0
+errors=0
+for ((i = 0; i < total; i += BATCH)); do
+	if [ $((SECONDS - start)) -ge "$BUDGET" ]; then
+		break
+	fi
+	batch=("${files[@]:i:BATCH}")
+	run scan "${batch[@]}"
+	errors=$((errors + $(grep -c '^rseqdbg: scan: ' "$TMP/err")))
+	run audit "${batch[@]}"
+	done_n=$((done_n + ${#batch[@]}))
+done
+echo "scan_system: $done_n of $total files scanned and audited in $((SECONDS - start)) s" \
+	"($errors refused by scan)"
+[ "$_fails" -eq 0 ] && check "scan and audit of $done_n real ELF files: no crash, no sanitizer report, exit 0/1/2, one stderr line per refused file" \
+	test "$done_n" -gt 0
+finish
