@@ -143,30 +143,79 @@ void jw_obj_close(struct jw *w) { close_(w, '}'); }
 void jw_arr_open(struct jw *w) { open_(w, '['); }
 void jw_arr_close(struct jw *w) { close_(w, ']'); }
 
+int jw_utf8_seq(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned int c = p[0], need, lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		lo = c == 0xe0 ? 0xa0 : 0x80; /* no overlong form */
+		hi = c == 0xed ? 0x9f : 0xbf; /* no surrogate */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf; /* nothing above U+10FFFF */
+	} else {
+		return -1;
+	}
+	/* The terminating NUL is no continuation byte: the loop stops there. */
+	for (unsigned int i = 1; i <= need; i++) {
+		if (p[i] < lo || p[i] > hi)
+			return -(int)i;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return (int)need + 1;
+}
+
+uint32_t jw_utf8_code(const char *s, int n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	uint32_t cp = n == 1 ? p[0] : p[0] & (0x7f >> n);
+
+	for (int i = 1; i < n; i++)
+		cp = cp << 6 | (p[i] & 0x3f);
+	return cp;
+}
+
+/* RFC 8259 strings from bytes of any kind: control characters (C0, DEL, C1) and the line
+ * separators U+2028/2029 escaped, each ill-formed UTF-8 sequence replaced by U+FFFD. */
 static void put_string(struct jw *w, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s, *run = p;
+	const char *p = s, *run = p;
 	char esc[8];
 
 	out_c(w, '"');
-	for (;; p++) {
-		unsigned char c = *p;
+	for (;;) {
+		unsigned char c = (unsigned char)*p;
+		int n = c >= 0x20 && c < 0x7f ? 1 : jw_utf8_seq(p);
+		uint32_t cp = n > 0 ? jw_utf8_code(p, n) : 0xfffd;
 
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+		if (n > 0 && c != '"' && c != '\\' && cp >= 0x20 && (cp < 0x7f || cp > 0x9f) &&
+		    cp != 0x2028 && cp != 0x2029) {
+			p += n;
 			continue;
-		/* Write the plain run before this byte, then the byte escaped. */
-		out_n(w, (const char *)run, (size_t)(p - run));
-		run = p + 1;
+		}
+		/* Write the plain run before this character, then the character escaped. */
+		out_n(w, run, (size_t)(p - run));
 		if (!c)
 			break;
-		switch (c) {
+		p += n > 0 ? n : -n;
+		run = p;
+		switch (cp) {
 		case '"': out_n(w, "\\\"", 2); break;
 		case '\\': out_n(w, "\\\\", 2); break;
 		case '\n': out_n(w, "\\n", 2); break;
 		case '\t': out_n(w, "\\t", 2); break;
 		case '\r': out_n(w, "\\r", 2); break;
+		case 0xfffd: out_n(w, "\xef\xbf\xbd", 3); break;
 		default:
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			snprintf(esc, sizeof(esc), "\\u%04x", (unsigned int)cp);
 			out_n(w, esc, 6);
 		}
 	}

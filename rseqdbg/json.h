@@ -30,6 +30,12 @@ void jw_ku64(struct jw *w, const char *key, uint64_t v);
 void jw_ki64(struct jw *w, const char *key, int64_t v);
 void jw_kdouble(struct jw *w, const char *key, double v);
 void jw_kbool(struct jw *w, const char *key, bool v);
+/* UTF-8 as the writer judges it. At s (NUL-terminated): the length of one well-formed
+ * sequence (1 to 4), or minus the length of the ill-formed bytes (maximal subpart, Unicode
+ * ch. 3) to replace by one U+FFFD. */
+int jw_utf8_seq(const char *s);
+/* The code point of the well-formed sequence of n bytes at s. */
+uint32_t jw_utf8_code(const char *s, int n);
 /* Ends a top-level document with a newline (JSON lines) and flushes. */
 void jw_end(struct jw *w);
 

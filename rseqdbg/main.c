@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "symfmt.h"
 
 struct rd_global rd;
 static const char *cur_cmd;
@@ -42,10 +43,11 @@ int rd_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Escaped: a name from a file must not break the one line or reach the terminal raw. */
 	if (cur_cmd)
-		fprintf(stderr, "rseqdbg: %s: %s\n", cur_cmd, msg);
+		fprintf(stderr, "rseqdbg: %s: %s\n", cur_cmd, rd_safe(msg));
 	else
-		fprintf(stderr, "rseqdbg: %s\n", msg);
+		fprintf(stderr, "rseqdbg: %s\n", rd_safe(msg));
 	if (rd.json && rd.jw) {
 		jw_obj_open(rd.jw);
 		jw_kstr(rd.jw, "error", msg);
@@ -57,13 +59,14 @@ int rd_error(const char *fmt, ...)
 
 void rd_warn(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "rseqdbg: %s%swarning: ", cur_cmd ? cur_cmd : "", cur_cmd ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "rseqdbg: %s%swarning: %s\n", cur_cmd ? cur_cmd : "", cur_cmd ? ": " : "",
+		rd_safe(msg));
 }
 
 int rd_json_writer(void)

@@ -180,7 +180,7 @@ static const char *debuginfo_text(struct elfscan *es, const struct scan_opts *o,
 						 : "not looked up (no critical sections)";
 	dbg = elfscan_debug_file(es);
 	if (dbg && elfscan_has_dwarf(es))
-		snprintf(buf, len, "DWARF from %s", dbg);
+		snprintf(buf, len, "DWARF from %s", rd_safe(dbg));
 	else if (elfscan_has_dwarf(es))
 		snprintf(buf, len, "DWARF in the file");
 	else
@@ -300,7 +300,7 @@ static void print_view_text(const struct view *v, const struct scan_opts *o)
 	int w_addr = 5, w_post = 11;
 	bool first = true;
 
-	printf("%s\n", v->path);
+	printf("%s\n", rd_safe(v->path));
 	if (v->mod)
 		printf("  mapped     %#" PRIx64 "-%#" PRIx64 ", load bias %#" PRIx64 "\n",
 		       v->mod->start, v->mod->end, v->bias);
@@ -780,7 +780,7 @@ static const char *mod_name(const struct rd_module *m)
 	if (!m)
 		return "?";
 	s = strrchr(m->path, '/');
-	return s ? s + 1 : m->path;
+	return rd_safe(s ? s + 1 : m->path);
 }
 
 /* "func+0x12 (file.S:42) in libfoo.so" for a runtime address. */

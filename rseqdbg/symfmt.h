@@ -9,6 +9,14 @@
 #include "elfscan.h"
 #include "json.h"
 
+/* s as text output may carry it: backslash, control characters (C0, DEL, C1) and bytes that
+ * are not UTF-8 written as escapes ("\\", "\n", "\t", "\r", "\x1b", "\u0085"), so that a
+ * name or path from a file or process neither breaks a one-line format nor sends escape
+ * sequences to a terminal. Returns s itself when it needs none; else the escaped copy in one
+ * of four per-thread buffers, valid until the fourth rd_safe() call after this one. NULL
+ * gives NULL. */
+const char *rd_safe(const char *s);
+
 /* Enough for any location rd_loc_str() writes before truncating a long name. */
 #define RD_LOC_LEN 512
 
