@@ -105,8 +105,12 @@ static int check_header(struct elfscan *es)
 		/* Extended numbering: the real counts live in section header 0. */
 		if (shnum == 0)
 			shnum = is64 ? es_load(es, p + shoff + 32, 8) : es_load(es, p + shoff + 20, 4);
-		if (shstrndx == SHN_XINDEX)
+		if (shstrndx == SHN_XINDEX) {
 			shstrndx = es_load(es, p + shoff + (is64 ? 40 : 24), 4);
+			if (!shstrndx)
+				return es_ferr(es, EINVAL,
+					       "e_shstrndx is SHN_XINDEX but section 0's sh_link, which then holds the section name table index, is 0");
+		}
 		if (phnum == PN_XNUM)
 			phnum = es_load(es, p + shoff + (is64 ? 44 : 28), 4);
 		if ((es->size - shoff) / shsz < shnum)
@@ -118,6 +122,11 @@ static int check_header(struct elfscan *es)
 			return es_ferr(es, EINVAL,
 				       "section name table index %llu is out of range (%llu sections)",
 				       (unsigned long long)shstrndx, (unsigned long long)shnum);
+		/* Without names no rseq table can be found: say so rather than find none. */
+		if (shnum > 1 && !shstrndx)
+			return es_ferr(es, EINVAL,
+				       "no section name table (e_shstrndx is 0) in a file of %llu sections",
+				       (unsigned long long)shnum);
 	} else if (shnum) {
 		return es_ferr(es, EINVAL, "e_shnum is %llu but e_shoff is 0",
 			       (unsigned long long)shnum);
@@ -133,6 +142,101 @@ static int check_header(struct elfscan *es)
 				       es->size);
 	}
 	return 0;
+}
+
+static int cmp_offset(const void *a, const void *b)
+{
+	const GElf_Shdr *x = *(const GElf_Shdr *const *)a, *y = *(const GElf_Shdr *const *)b;
+
+	if (x->sh_offset != y->sh_offset)
+		return x->sh_offset < y->sh_offset ? -1 : 1;
+	return x->sh_size < y->sh_size ? -1 : x->sh_size > y->sh_size;
+}
+
+/*
+ * The file bytes of a section belong to it alone: no two sections with bytes in the file
+ * (neither SHT_NULL nor SHT_NOBITS, size > 0) share one, nor does a section share one with
+ * the ELF header or the section header table. Linkers never write otherwise; a reader
+ * trusting such a file would take a name table, a symbol table or a descriptor table from
+ * another section's bytes. NOBITS sections (.bss, .tbss, a debug file's stripped sections)
+ * occupy no file bytes and may sit at any offset; empty sections hold none.
+ */
+static bool shares_bytes(const GElf_Shdr *a, const GElf_Shdr *b)
+{
+	return a->sh_offset < b->sh_offset + b->sh_size && b->sh_offset < a->sh_offset + a->sh_size;
+}
+
+static bool has_bytes(const GElf_Shdr *sh)
+{
+	return sh->sh_type != SHT_NULL && sh->sh_type != SHT_NOBITS && sh->sh_size;
+}
+
+/* "NAME [i]", or for the section name table "[i] (the section name table)": its name is
+ * not to be trusted when its bytes are in question. */
+static const char *sec_label(const struct elfscan *es, size_t i, char *buf, size_t len)
+{
+	if (i == es->shstrndx)
+		snprintf(buf, len, "[%zu] (the section name table)", i);
+	else
+		snprintf(buf, len, "%s [%zu]", es_secname(es, i), i);
+	return buf;
+}
+
+static int check_overlap(struct elfscan *es)
+{
+	uint64_t ehsz = es->wordsz == 8 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	uint64_t shoff = es->ehdr.e_shoff, shend;
+	const GElf_Shdr *str = es->shstrndx ? &es->shdrs[es->shstrndx] : NULL, **v;
+	char a[300], b[300];
+	size_t n = 0, i, j;
+	int err = 0;
+
+	shend = shoff + (uint64_t)es->shnum * (es->wordsz == 8 ? sizeof(Elf64_Shdr)
+							  : sizeof(Elf32_Shdr));
+	/* The name table first: while it shares bytes, no name it gives can be printed. */
+	for (j = 1; str && has_bytes(str) && j < es->shnum; j++) {
+		if (j != es->shstrndx && has_bytes(&es->shdrs[j]) &&
+		    shares_bytes(str, &es->shdrs[j]))
+			return es_ferr(es, EINVAL,
+				       "the section name table [%zu] (offset 0x%llx size 0x%llx) and section [%zu] (offset 0x%llx size 0x%llx) overlap in the file",
+				       es->shstrndx, (unsigned long long)str->sh_offset,
+				       (unsigned long long)str->sh_size, j,
+				       (unsigned long long)es->shdrs[j].sh_offset,
+				       (unsigned long long)es->shdrs[j].sh_size);
+	}
+	v = calloc(es->shnum, sizeof(*v));
+	if (!v)
+		return es_ferr(es, ENOMEM, "out of memory for %zu section headers", es->shnum);
+	for (i = 1; i < es->shnum; i++)
+		if (has_bytes(&es->shdrs[i]))
+			v[n++] = &es->shdrs[i];
+	es_qsort(v, n, sizeof(*v), cmp_offset);
+	/* Sorted by offset, a section that overlaps any earlier one overlaps its neighbour. */
+	for (size_t k = 0; k < n && !err; k++) {
+		const GElf_Shdr *sh = v[k], *prev = k ? v[k - 1] : NULL;
+		uint64_t end = sh->sh_offset + sh->sh_size; /* checked against the file size */
+
+		i = (size_t)(sh - es->shdrs);
+		if (sh->sh_offset < ehsz)
+			err = es_ferr(es, EINVAL, "section %s at offset 0x%llx overlaps the ELF header",
+				      sec_label(es, i, a, sizeof(a)),
+				      (unsigned long long)sh->sh_offset);
+		else if (sh->sh_offset < shend && shoff < end)
+			err = es_ferr(es, EINVAL,
+				      "section %s at offset 0x%llx size 0x%llx overlaps the section header table at 0x%llx",
+				      sec_label(es, i, a, sizeof(a)),
+				      (unsigned long long)sh->sh_offset,
+				      (unsigned long long)sh->sh_size, (unsigned long long)shoff);
+		else if (prev && shares_bytes(prev, sh))
+			err = es_ferr(es, EINVAL,
+				      "sections %s (offset 0x%llx size 0x%llx) and %s (offset 0x%llx size 0x%llx) overlap in the file",
+				      sec_label(es, (size_t)(prev - es->shdrs), a, sizeof(a)),
+				      (unsigned long long)prev->sh_offset,
+				      (unsigned long long)prev->sh_size, sec_label(es, i, b, sizeof(b)),
+				      (unsigned long long)sh->sh_offset, (unsigned long long)sh->sh_size);
+	}
+	free(v);
+	return err;
 }
 
 static int load_sections(struct elfscan *es)
@@ -198,7 +302,7 @@ static int load_sections(struct elfscan *es)
 			goto overflow;
 		next += sh->sh_size;
 	}
-	return 0;
+	return check_overlap(es);
 overflow:
 	return es_ferr(es, EINVAL, "allocated sections of the object exceed the address space");
 }
@@ -403,8 +507,8 @@ static int build_regions(struct elfscan *es)
 		if (exec && msize)
 			es->exec[es->nexec++] = (struct es_region){ addr, msize, NULL };
 	}
-	qsort(es->regions, es->nregions, sizeof(*es->regions), cmp_region);
-	qsort(es->exec, es->nexec, sizeof(*es->exec), cmp_region);
+	es_qsort(es->regions, es->nregions, sizeof(*es->regions), cmp_region);
+	es_qsort(es->exec, es->nexec, sizeof(*es->exec), cmp_region);
 	return 0;
 }
 
@@ -505,7 +609,7 @@ static int collect_tables(struct elfscan *es)
 		if (es->tabs[i].size)
 			es->tab_by_addr[es->ntab_by_addr++] = &es->tabs[i];
 	}
-	qsort(es->tab_by_addr, es->ntab_by_addr, sizeof(*es->tab_by_addr), cmp_tab);
+	es_qsort(es->tab_by_addr, es->ntab_by_addr, sizeof(*es->tab_by_addr), cmp_tab);
 	return 0;
 }
 

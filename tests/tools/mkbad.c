@@ -4,7 +4,7 @@
  *
  *	mkbad FIXDIR OUTDIR
  *
- * FIXDIR holds the x86_64 fixtures cs-pie, cs.o, cs-static and cs-relr (ELF64 little
+ * FIXDIR holds the x86_64 fixtures cs-pie, cs-pie-dwarf, cs.o, cs-static and cs-relr (ELF64 little
  * endian); FIXDIR/../i386/cs-pie (ELF32) and FIXDIR/../s390x/cs-pie (big endian) are used too.
  * Files named bad-* must be refused by a scanner (one error, exit 2); files named ok-* are
  * odd but valid and must scan. Every damage hits data a scanner has to read: the headers,
@@ -386,6 +386,122 @@ static void be64_cases(const struct img *be)
 	emit(&im, im.len, "bad-be64-rseq-cs-size-absurd");
 }
 
+/* Rename symbol old of .symtab in place to new (same length): names are file bytes too. */
+static void rename_sym(struct img *im, const char *old, const char *new)
+{
+	Elf64_Shdr *st = scn(im, ".symtab"), *str = shdr(im, st->sh_link);
+	Elf64_Sym *v = (Elf64_Sym *)(im->b + st->sh_offset);
+	size_t i;
+
+	if (strlen(old) != strlen(new))
+		die("rename %s: the new name must have its length", old);
+	for (i = 1; i < st->sh_size / sizeof(*v); i++) {
+		char *name = (char *)im->b + str->sh_offset + v[i].st_name;
+
+		if (!strcmp(name, old)) {
+			memcpy(name, new, strlen(new));
+			return;
+		}
+	}
+	die("no symbol %s", old);
+}
+
+/* Section headers that a reader must not trust: the name table, overlapping sections. */
+static void header_cases(const struct img *pie)
+{
+	struct img im;
+	unsigned int i, cs;
+
+	/* Extended numbering with no real index in section 0. */
+	im = dup_img(pie);
+	ehdr(&im)->e_shstrndx = SHN_XINDEX;
+	shdr(&im, 0)->sh_link = 0;
+	emit(&im, im.len, "bad-shstrndx-xindex-zero");
+	im = dup_img(pie);
+	ehdr(&im)->e_shstrndx = SHN_XINDEX;
+	shdr(&im, 0)->sh_link = ehdr(&im)->e_shnum + 7;
+	emit(&im, im.len, "bad-shstrndx-xindex-out-of-range");
+	/* Every section's bytes are those of __rseq_cs. */
+	im = dup_img(pie);
+	cs = scn_index(&im, "__rseq_cs");
+	for (i = 1; i < ehdr(&im)->e_shnum; i++)
+		if (i != cs && shdr(&im, i)->sh_type != SHT_NOBITS)
+			shdr(&im, i)->sh_offset = shdr(&im, cs)->sh_offset;
+	emit(&im, im.len, "bad-sections-overlap-rseq-cs");
+	/* Only the name table moved onto the descriptors. */
+	im = dup_img(pie);
+	shdr(&im, ehdr(&im)->e_shstrndx)->sh_offset = scn(&im, "__rseq_cs")->sh_offset;
+	emit(&im, im.len, "bad-shstrtab-overlaps-rseq-cs");
+	/* The pointer array's bytes are the descriptors' last bytes. */
+	im = dup_img(pie);
+	scn(&im, "__rseq_cs_ptr_array")->sh_offset = scn(&im, "__rseq_cs")->sh_offset + 8;
+	emit(&im, im.len, "bad-ptr-array-overlaps-rseq-cs");
+}
+
+/* Symbol tables and DWARF of odd shapes: the file is still readable and must scan. */
+static void symbol_cases(const struct img *pie, const struct img *dw)
+{
+	static const char *const dbg[] = { ".debug_info", ".debug_line", ".debug_abbrev",
+					   ".debug_str", ".debug_aranges" };
+	char name[64];
+	struct img im;
+	size_t i;
+
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_size = 0;
+	emit(&im, im.len, "ok-symtab-empty");
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_size = sizeof(Elf64_Sym);
+	emit(&im, im.len, "ok-symtab-null-symbol-only");
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_size -= 5;
+	emit(&im, im.len, "ok-symtab-odd-size");
+	/* Oversized to the end of the file: its bytes are other sections' too. */
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_size = im.len - scn(&im, ".symtab")->sh_offset;
+	emit(&im, im.len, "bad-symtab-oversized");
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_entsize = 0;
+	emit(&im, im.len, "ok-symtab-entsize-zero");
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_link = ehdr(&im)->e_shnum + 3;
+	emit(&im, im.len, "ok-symtab-strtab-out-of-range");
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_type = SHT_NOBITS;
+	emit(&im, im.len, "ok-symtab-nobits");
+	im = dup_img(pie);
+	scn(&im, ".symtab")->sh_size = im.len + 4096;
+	emit(&im, im.len, "bad-symtab-past-eof");
+
+	for (i = 0; i < sizeof(dbg) / sizeof(dbg[0]); i++) {
+		im = dup_img(dw);
+		scn(&im, dbg[i])->sh_size = 0;
+		snprintf(name, sizeof(name), "ok-%s-empty", dbg[i] + 1);
+		emit(&im, im.len, name);
+		im = dup_img(dw);
+		scn(&im, dbg[i])->sh_type = SHT_NOBITS;
+		snprintf(name, sizeof(name), "ok-%s-nobits", dbg[i] + 1);
+		emit(&im, im.len, name);
+		im = dup_img(dw);
+		scn(&im, dbg[i])->sh_size = scn(&im, dbg[i])->sh_size > 7 ? 7 : 1;
+		snprintf(name, sizeof(name), "ok-%s-cut", dbg[i] + 1);
+		emit(&im, im.len, name);
+		im = dup_img(dw);
+		scn(&im, dbg[i])->sh_size = im.len - scn(&im, dbg[i])->sh_offset;
+		snprintf(name, sizeof(name), "bad-%s-oversized", dbg[i] + 1);
+		emit(&im, im.len, name);
+	}
+
+	/* Names a terminal or a JSON parser must not get raw: a newline and an escape
+	 * sequence, ill-formed UTF-8 (a bad continuation, a surrogate, C1 CSI) beside a
+	 * well-formed emoji, tab, DEL, backslash and a C0 control. */
+	im = dup_img(dw);
+	rename_sym(&im, "rseq_inc", "r\xff\n\x1b[31m");
+	rename_sym(&im, "rseq_cmpxchg", "\xc3(\xed\xa0\x80\xc2\x9b\xf0\x9f\x98\x80x");
+	rename_sym(&im, "rseq_tcm", "a\tb\x7f\\c\x01" "d");
+	emit(&im, im.len, "ok-hostile-names");
+}
+
 static void obj_cases(const struct img *obj)
 {
 	struct img im;
@@ -427,7 +543,7 @@ static void obj_cases(const struct img *obj)
 
 int main(int argc, char **argv)
 {
-	struct img pie, obj, stat, relr, pie32, be64, im;
+	struct img pie, obj, stat, relr, pie32, be64, dw, im;
 	char dir32[4096], dirbe[4096];
 
 	if (argc != 3) {
@@ -443,11 +559,14 @@ int main(int argc, char **argv)
 	snprintf(dirbe, sizeof(dirbe), "%s/../s390x", argv[1]);
 	be64 = load_raw(dirbe, "cs-pie");
 	relr = load(argv[1], "cs-relr");
+	dw = load(argv[1], "cs-pie-dwarf");
 	if (pie32.b[EI_CLASS] != ELFCLASS32 || pie32.b[EI_DATA] != ELFDATA2LSB ||
 	    be64.b[EI_CLASS] != ELFCLASS64 || be64.b[EI_DATA] != ELFDATA2MSB)
 		die("expected i386/cs-pie ELF32 LE and s390x/cs-pie ELF64 BE");
 
 	pie_cases(&pie);
+	header_cases(&pie);
+	symbol_cases(&pie, &dw);
 	obj_cases(&obj);
 	relr_cases(&relr);
 	elf32_cases(&pie32);
@@ -481,6 +600,7 @@ int main(int argc, char **argv)
 	free(pie32.b);
 	free(be64.b);
 	free(relr.b);
+	free(dw.b);
 	printf("%d files written to %s\n", nwritten, outdir);
 	return 0;
 }
