@@ -11,7 +11,10 @@
  * at the tree's leaves and lets the thread run. Where it stops names the one path it took,
  * so the instructions it ran are known and counted exactly. A leaf is anything that must be
  * looked at with the thread stopped in front of it: a return or indirect branch, a system
- * call, an instruction that may enter a section or arm one, the end of --count.
+ * call, an instruction that may enter a section or arm one, the end of --count. No
+ * breakpoint goes inside an instruction of the tree (a branch into the middle of one, as
+ * in "je 1f; lock; 1: cmpxchg"): where two paths disagree on instruction boundaries, the
+ * branch where they part is a leaf.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -81,7 +84,9 @@ struct pnode {
 	uint32_t depth; /* instructions run before it on the way from the root */
 	uint32_t wregs; /* registers written on that way */
 	int parent;
-	bool leaf; /* a breakpoint: the thread stops in front of it */
+	uint8_t size; /* of its instruction; 0 while not decoded */
+	bool leaf;    /* a breakpoint: the thread stops in front of it */
+	bool dead;    /* cut off with a branch made a leaf: not part of the tree */
 };
 
 struct plan {
@@ -1067,6 +1072,99 @@ static bool plan_interior(struct stepper *st, const struct pnode *x, const struc
 	return true;
 }
 
+/* The length of node k's instruction; leaves past the count or outside every module are
+ * decoded only now, for plan_check. 0 when it cannot be decoded. */
+static unsigned int plan_size(struct stepper *st, int k)
+{
+	struct pnode *x = &st->plan.n[k];
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	struct rd_insn in;
+	ssize_t got;
+
+	if (x->size)
+		return x->size;
+	if (rd_modules_find(&st->mods, x->addr)) {
+		x->size = (uint8_t)insn_at(st, x->addr)->size;
+		return x->size;
+	}
+	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)x->addr);
+	if (got <= 0)
+		return 0;
+	rd_bp_unpatch(x->addr, buf, (size_t)got);
+	rd_decode(st->dec, buf, (size_t)got, x->addr, &in);
+	x->size = (uint8_t)in.size;
+	return x->size;
+}
+
+/* The node of the tree whose instruction covers addr without starting there, or -1. */
+static int plan_covering(struct stepper *st, uint64_t addr)
+{
+	for (unsigned int k = 1; k < RD_ARCH_INSN_MAX && k <= addr; k++) {
+		int j = plan_find(&st->plan, addr - k);
+
+		if (j >= 0 && !st->plan.n[j].dead && plan_size(st, j) > k)
+			return j;
+	}
+	return -1;
+}
+
+/* Make the branch where the paths to nodes a and b part a leaf, cutting off what lies
+ * beyond it. False when that branch is the root: no tree then. */
+static bool plan_cut(struct plan *p, int a, int b)
+{
+	/* A parent comes before its children in the array. */
+	while (a != b) {
+		if (a > b)
+			a = p->n[a].parent;
+		else
+			b = p->n[b].parent;
+	}
+	if (a == 0)
+		return false;
+	if (!p->n[a].leaf) {
+		p->n[a].leaf = true;
+		p->nleaves++;
+	}
+	for (int i = a + 1; i < p->nn; i++) {
+		struct pnode *x = &p->n[i];
+
+		if (x->dead || (x->parent != a && !p->n[x->parent].dead))
+			continue;
+		x->dead = true;
+		if (x->leaf) {
+			x->leaf = false;
+			p->nleaves--;
+		}
+	}
+	return true;
+}
+
+/*
+ * A breakpoint inside an instruction that a path of the tree runs (or that another thread
+ * runs at the same address) turns it into another instruction: "lock cmpxchg" with one at
+ * its second byte is "lock int3", an illegal instruction. Where a leaf lies inside a node's
+ * instruction, the paths to the two disagree on instruction boundaries: stop both at the
+ * branch where they part. False when that is the root.
+ */
+static bool plan_check(struct stepper *st)
+{
+	struct plan *p = &st->plan;
+
+	for (int i = 1; i < p->nn; i++) {
+		int j;
+
+		if (!p->n[i].leaf) /* a leaf is never dead */
+			continue;
+		j = plan_covering(st, p->n[i].addr);
+		if (j < 0)
+			continue;
+		if (!plan_cut(p, i, j))
+			return false;
+		i = 0; /* the new leaf and what remains: look again */
+	}
+	return true;
+}
+
 /*
  * The tree of the paths ahead of root (the current instruction, whose successors succ are
  * exact), breadth first. Every address appears once, so the address the thread stops at
@@ -1091,6 +1189,7 @@ static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_
 		bool ok = true;
 
 		if (i == 0) {
+			x->size = (uint8_t)root->size;
 			for (size_t k = 0; k < nsucc && ns < 4; k++)
 				if (!ns || s[0] != succ[k]) /* a branch to the next instruction */
 					s[ns++] = succ[k];
@@ -1101,6 +1200,8 @@ static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_
 				     rd_modules_find(&st->mods, x->addr);
 
 			in = inner ? insn_at(st, x->addr) : NULL;
+			if (in)
+				x->size = (uint8_t)in->size;
 			if (!inner || !plan_interior(st, x, in, regs)) {
 				x->leaf = true;
 				p->nleaves++;
@@ -1127,7 +1228,7 @@ static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_
 		for (size_t k = 0; k < ns; k++)
 			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
 	}
-	return p->nn > 1;
+	return p->nn > 1 && plan_check(st);
 }
 
 /* Count (and print) the instructions the thread ran from the root to node k, exclusive. */
