@@ -2,10 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Install the Debian packages rseqdbg needs that are missing. As root it installs them
 # (apt-get update first); otherwise it prints the command to run.
+#   scripts/deps.sh           building and `make check`
+#   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
 set -eu
 
 PKGS="make gcc clang llvm lld pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool
 libcmocka-dev libcapstone-dev libclang-rt-14-dev gdb binutils python3 bpftrace"
+case "${1:-}" in
+"") ;;
+kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;
+*) echo "deps.sh: unknown group $1 (kernels)" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $PKGS; do
