@@ -140,6 +140,8 @@ struct stepper {
 };
 
 static volatile sig_atomic_t got_signal;
+/* Why our output could not be written (a closed pipe: SIGPIPE is ignored); 0 while it can. */
+static int out_errno;
 
 static void on_quit(int sig)
 {
@@ -172,6 +174,15 @@ static void install_handlers(void)
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		signal(fatal[i], on_fatal);
 	atexit(bp_atexit);
+}
+
+/* Output that cannot be written ends stepping as SIGINT does: nobody reads what we step. */
+static void check_output(void)
+{
+	if (out_errno || !ferror(stdout))
+		return;
+	out_errno = errno ? errno : EIO;
+	rd_pt_quit = 1;
 }
 
 static uint64_t now_ns(void)
@@ -456,6 +467,7 @@ static void print_step(struct stepper *st, const struct rd_insn *in)
 	if (!rd.json) {
 		printf("%d %#" PRIx64 " %s  %s\n", st->cur_tid, in->addr, place(st, in->addr),
 		       in->text);
+		check_output();
 		return;
 	}
 	m = rd_modules_find(&st->mods, in->addr);
@@ -485,6 +497,7 @@ static void print_step(struct stepper *st, const struct rd_insn *in)
 	jw_kstr(rd.jw, "insn", in->text);
 	jw_obj_close(rd.jw);
 	jw_end(rd.jw);
+	check_output();
 }
 
 static void print_passage(struct stepper *st, const struct section *s, enum result r,
@@ -503,6 +516,7 @@ static void print_passage(struct stepper *st, const struct section *s, enum resu
 		jw_kbool(rd.jw, "safety_net", net);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
+		check_output();
 		return;
 	}
 	sec_name(s, name, sizeof(name));
@@ -568,6 +582,7 @@ static void print_event(struct stepper *st, const char *type, pid_t tid, const c
 	} else {
 		printf("%d %s: %s\n", tid, type, msg);
 	}
+	check_output();
 }
 
 static void print_summary(struct stepper *st)
@@ -1996,13 +2011,20 @@ summary:
 	fflush(stdout);
 	print_summary(&st);
 out:
+	fflush(stdout);
+	check_output();
 	finish_tracee(&st, st.o.detach);
 	print_end(&st, st.o.detach);
-	if (got_signal && !rd.json)
+	fflush(stdout);
+	check_output();
+	if (out_errno)
+		ret = rd_error("writing the output: %s: breakpoints removed, %s",
+			       strerror(out_errno),
+			       st.tr.launched && !st.o.detach ? "program killed" : "program detached");
+	else if (got_signal && !rd.json)
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),
 			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
-	fflush(stdout);
 	stepper_free(&st);
 	return ret;
 }
