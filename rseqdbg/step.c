@@ -29,6 +29,7 @@
 
 #include "breakpoint.h"
 #include "common.h"
+#include "guard.h"
 #include "procmaps.h"
 #include "ptrace.h"
 #include "rseqarea.h"
@@ -1899,6 +1900,9 @@ int cmd_step(int argc, char **argv)
 	ret = parse_opts(&st.o, argc, argv);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
+	ret = rd_guard_fork(on_quit);
+	if (ret >= 0)
+		return ret;
 	if (rd.pretty && rd_json_writer())
 		return EXIT_ERROR;
 	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));

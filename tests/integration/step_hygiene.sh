@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Nothing of rseqdbg step stays in the tracee: the bytes of every executable mapping, read from
 # /proc/PID/mem before the attach and after the detach, are identical, also when rseqdbg is
-# interrupted (SIGINT, SIGTERM) while it steps; the program runs on and reports a correct
-# result. In launch mode an interrupt kills the program and leaves nothing behind.
+# interrupted (SIGINT, SIGQUIT, SIGTERM, SIGHUP) while it steps; the program runs on and reports
+# a correct result. In launch mode an interrupt kills the program and leaves nothing behind.
 source "$(dirname "$0")/../lib.sh"
 
 WL="$BUILD/tests/workloads/rseq_workload"
@@ -68,7 +68,7 @@ worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
 bad=""
 rounds=0
 passages=0
-for sig in INT INT TERM HUP INT; do
+for sig in INT QUIT TERM HUP INT; do
 	"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet >"$TMP/s2.json" 2>"$TMP/s2.err" &
 	d=$!
 	sleep 0.$((RANDOM % 5 + 3))
@@ -86,9 +86,9 @@ for sig in INT INT TERM HUP INT; do
 	fi
 done
 if [ -z "$bad" ] && [ "$passages" -gt 0 ]; then
-	pass "step interrupted by SIGINT/SIGTERM/SIGHUP restores text ($rounds rounds, $passages passages)"
+	pass "step interrupted by SIGINT/SIGQUIT/SIGTERM/SIGHUP restores text ($rounds rounds, $passages passages)"
 else
-	fail "step interrupted by SIGINT/SIGTERM/SIGHUP restores text" "${bad:-no passage seen}"
+	fail "step interrupted by SIGINT/SIGQUIT/SIGTERM/SIGHUP restores text" "${bad:-no passage seen}"
 fi
 if wait_ok $p "$TMP/r2"; then pass "step interrupted: workload result ok"; else fail "step interrupted: workload result ok" "$(grep result "$TMP/r2")"; fi
 

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Killing rseqdbg step with SIGKILL never harms the program it steps. The process the user sees
+# only waits; the tracer is its child and, when its parent dies, removes every breakpoint and
+# detaches as on SIGINT. 20 trials of `step --pid` on a self-checking workload, each killed
+# with kill -9 at a random moment: each time the workload ends with its own result=ok, and the
+# bytes of every executable mapping read from /proc/PID/mem are the same before and after.
+# Launch mode: the program started by rseqdbg is killed with it (nothing is left), or with
+# --detach runs on to a correct result.
+source "$(dirname "$0")/../lib.sh"
+
+WL="$BUILD/tests/workloads/rseq_workload"
+TRIALS=${STEP_KILL_TRIALS:-20}
+if ! have_ptrace; then
+	skip "step kill -9" "ptrace not permitted"
+	finish
+	exit
+fi
+[ -x "$WL" ] || { fail "step kill -9: workload" "$WL not built"; finish; exit; }
+
+# snapshot PID FILE: checksum of each r-x mapping's bytes read from /proc/PID/mem
+snapshot() {
+	local range perms off dev ino path lo hi
+	: >"$2"
+	while read -r range perms off dev ino path; do
+		[ "$perms" = r-xp ] || continue
+		case "$path" in "[vsyscall]" | "[vdso]") continue ;; esac
+		lo=$((16#${range%-*}))
+		hi=$((16#${range#*-}))
+		echo "$range $path $(dd if=/proc/$1/mem bs=65536 iflag=skip_bytes,count_bytes \
+			skip=$lo count=$((hi - lo)) 2>/dev/null | sha256sum | cut -d' ' -f1)" >>"$2"
+	done <"/proc/$1/maps"
+}
+
+# untraced PID: wait (at most 20 s) until no tracer is attached to PID; false if it died
+untraced() {
+	local tracer
+	for _ in $(seq 200); do
+		tracer=$(awk '/TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+		[ -n "$tracer" ] || return 1
+		[ "$tracer" = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# reap PID SECONDS: wait for a background job, killing it after SECONDS; its exit status
+reap() {
+	for _ in $(seq $(($2 * 10))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$1" 2>/dev/null && kill -KILL "$1"
+	wait "$1"
+}
+
+# Attached: 20 kill -9 at random moments, from during the attach to deep in the stepping.
+survived=0
+bad=""
+passages=0
+for i in $(seq "$TRIALS"); do
+	"$WL" --mode all --threads 2 --seconds 4 --signal-us 500 --out "$TMP/r$i" &
+	p=$!
+	sleep 0.3
+	snapshot $p "$TMP/before"
+	worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
+	opt=""
+	[ $((i % 4)) -eq 0 ] && opt=--lock-others
+	"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet $opt >"$TMP/s$i.json" \
+		2>"$TMP/s$i.err" &
+	d=$!
+	sleep "$((RANDOM % 1500 / 1000)).$(printf %03d $((RANDOM % 1000)))"
+	kill -KILL $d
+	wait $d 2>/dev/null
+	why=""
+	if untraced $p; then
+		snapshot $p "$TMP/after"
+		cmp -s "$TMP/before" "$TMP/after" || why="text differs"
+	else
+		why="still traced or gone"
+	fi
+	reap $p 30
+	rc=$?
+	[ $rc -eq 0 ] && grep -qx "result=ok" "$TMP/r$i" || why="$why workload rc=$rc"
+	passages=$((passages + $(grep -c '"type":"passage"' "$TMP/s$i.json")))
+	if [ -z "$why" ]; then
+		survived=$((survived + 1))
+	else
+		bad="$bad; trial $i${opt:+ $opt}: $why $(grep -h result "$TMP/r$i" 2>/dev/null)"
+	fi
+done
+echo "kill -9 of rseqdbg step --pid: the workload survived $survived of $TRIALS" \
+	"($passages passages reported)"
+if [ "$survived" -eq "$TRIALS" ]; then
+	pass "step --pid killed with SIGKILL: the program survives ($survived of $TRIALS)"
+else
+	fail "step --pid killed with SIGKILL: the program survives ($survived of $TRIALS)" "${bad#; }"
+fi
+
+# Launch mode, default: the program dies with rseqdbg and nothing is left.
+marker="$TMP/launched-$$"
+"$RSEQDBG" step --quiet -- "$WL" --mode counter --seconds 30 --out "$marker" \
+	>"$TMP/l1.out" 2>&1 &
+d=$!
+sleep 1
+kill -KILL $d
+wait $d 2>/dev/null
+left=yes
+for _ in $(seq 100); do
+	pgrep -f "$marker" >/dev/null || { left=""; break; }
+	sleep 0.1
+done
+if [ -z "$left" ] && grep -q "^summary: interrupted" "$TMP/l1.out"; then
+	pass "step launch killed with SIGKILL: program killed, nothing left"
+else
+	fail "step launch killed with SIGKILL: program killed, nothing left" \
+		"$(pgrep -af "$marker") $(tail -2 "$TMP/l1.out")"
+	pkill -KILL -f "$marker"
+fi
+
+# Launch mode with --detach: the program runs on untraced to a correct result.
+marker="$TMP/detached-$$"
+"$RSEQDBG" step --quiet --detach -- "$WL" --mode all --threads 2 --seconds 3 \
+	--signal-us 500 --out "$marker" >"$TMP/l2.out" 2>&1 &
+d=$!
+sleep 1
+kill -KILL $d
+wait $d 2>/dev/null
+for _ in $(seq 200); do
+	pgrep -f "$marker" >/dev/null || break
+	sleep 0.1
+done
+if grep -qx "result=ok" "$marker" 2>/dev/null && grep -q "program exited with status 0" \
+	"$TMP/l2.out"; then
+	pass "step --detach launch killed with SIGKILL: program runs on, result ok"
+else
+	fail "step --detach launch killed with SIGKILL: program runs on, result ok" \
+		"$(cat "$marker" 2>/dev/null) $(tail -2 "$TMP/l2.out")"
+	pkill -KILL -f "$marker"
+fi
+
+finish
