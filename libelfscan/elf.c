@@ -802,10 +802,120 @@ static int read_small(struct elfscan *es, int fd, size_t size)
 	return 0;
 }
 
+static bool pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return true;
+}
+
+/* end = max(end, off + len), false when that passes size. */
+static bool reach(uint64_t *end, uint64_t off, uint64_t len, uint64_t size)
+{
+	if (off > size || size - off < len)
+		return false;
+	if (off + len > *end)
+		*end = off + len;
+	return true;
+}
+
+/* The largest header table read here (bigger ones are read whole, then refused or not). */
+#define ES_TABLE_MAX (64u << 20)
+
+/*
+ * How much of a file of size bytes its headers refer to: the ELF header, the program and
+ * section header tables, and the file bytes of every segment and section. Nothing past
+ * that is ever read, so a file padded far beyond its contents (truncate -s 100G) costs no
+ * more than the file without padding. Whatever cannot be sized this way (not ELF, headers
+ * that point past the end, unreadable) gives size: the checks of check_header() and
+ * load_sections() then report it against the real size.
+ */
+static uint64_t referenced_size(int fd, uint64_t size)
+{
+	unsigned char h[sizeof(Elf64_Ehdr)], *t = NULL;
+	struct elfscan es = { 0 }; /* for es_load()'s byte order */
+	uint64_t end, phoff, shoff, phnum, shnum;
+	size_t ehsz, phsz, shsz, entsz;
+	bool is64;
+
+	if (size < sizeof(h) || !pread_all(fd, h, sizeof(h), 0) || memcmp(h, ELFMAG, SELFMAG) ||
+	    (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64) ||
+	    (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB))
+		return size;
+	es.big_endian = h[EI_DATA] == ELFDATA2MSB;
+	is64 = h[EI_CLASS] == ELFCLASS64;
+	ehsz = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	phsz = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+	shsz = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+	phoff = es_load(&es, h + (is64 ? 32 : 28), is64 ? 8 : 4);
+	shoff = es_load(&es, h + (is64 ? 40 : 32), is64 ? 8 : 4);
+	phnum = es_load(&es, h + (is64 ? 56 : 44), 2);
+	shnum = es_load(&es, h + (is64 ? 60 : 48), 2);
+	if (es_load(&es, h + (is64 ? 54 : 42), 2) != phsz && phnum)
+		return size;
+	if (es_load(&es, h + (is64 ? 58 : 46), 2) != shsz && shoff)
+		return size;
+	end = ehsz;
+	if (shoff) {
+		unsigned char s0[sizeof(Elf64_Shdr)];
+
+		if (!reach(&end, shoff, shsz, size) || !pread_all(fd, s0, shsz, shoff))
+			return size;
+		if (!shnum)
+			shnum = es_load(&es, s0 + (is64 ? 32 : 20), is64 ? 8 : 4);
+		if (phnum == PN_XNUM)
+			phnum = es_load(&es, s0 + (is64 ? 44 : 28), 4);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t off = pass ? shoff : phoff, num = pass ? shnum : phnum;
+
+		entsz = pass ? shsz : phsz;
+		if (!num || (pass && !shoff))
+			continue;
+		if (num > ES_TABLE_MAX / entsz || !reach(&end, off, num * entsz, size))
+			return size;
+		t = malloc(num * entsz);
+		if (!t || !pread_all(fd, t, num * entsz, off))
+			goto whole;
+		for (uint64_t i = 0; i < num; i++) {
+			const unsigned char *e = t + i * entsz;
+			uint64_t o, n;
+
+			if (!pass) { /* p_offset, p_filesz */
+				o = es_load(&es, e + (is64 ? 8 : 4), is64 ? 8 : 4);
+				n = es_load(&es, e + (is64 ? 32 : 16), is64 ? 8 : 4);
+			} else if (!i || es_load(&es, e + 4, 4) == SHT_NOBITS) {
+				continue;
+			} else { /* sh_offset, sh_size */
+				o = es_load(&es, e + (is64 ? 24 : 16), is64 ? 8 : 4);
+				n = es_load(&es, e + (is64 ? 32 : 20), is64 ? 8 : 4);
+			}
+			if (!reach(&end, o, n, size))
+				goto whole;
+		}
+		free(t);
+		t = NULL;
+	}
+	return end;
+whole:
+	free(t);
+	return size;
+}
+
 int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfscan **res)
 {
 	struct elfscan *es = NULL;
 	struct stat st;
+	size_t size;
 	void *map;
 	int fd, err = 0;
 
@@ -843,21 +953,22 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	es = es_new(path, opts, &err);
 	if (!es)
 		goto out;
-	if (st.st_size <= ES_READ_MAX) {
-		err = read_small(es, fd, st.st_size);
+	size = referenced_size(fd, (uint64_t)st.st_size);
+	if (size <= ES_READ_MAX) {
+		err = read_small(es, fd, size);
 		goto load;
 	}
 	/* Writable but private: libelf may write into the image it reads (libdw
-	 * decompressing a section rewrites its header); the file never changes. */
-	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	 * decompressing a section rewrites its header); the file never changes. No swap is
+	 * reserved for it: only the pages written to, if any, become private. */
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
 	if (map == MAP_FAILED) {
 		err = errno;
-		err = es_err(err, "%s: cannot map %lld bytes: %s", path, (long long)st.st_size,
-			     strerror(err));
+		err = es_err(err, "%s: cannot map %zu bytes: %s", path, size, strerror(err));
 		goto out;
 	}
 	es->image = map;
-	es->size = st.st_size;
+	es->size = size;
 	es->unmap = true;
 load:
 	if (!err)

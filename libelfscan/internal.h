@@ -42,7 +42,8 @@ struct es_region {
 
 struct elfscan {
 	char *path;
-	const unsigned char *image; /* the whole file (mapped or the caller's buffer) */
+	const unsigned char *image; /* the file (mapped or read) up to the end of what its
+				     * headers refer to, or the caller's buffer */
 	size_t size;
 	bool unmap;		    /* image came from mmap() */
 	unsigned char *copy;	    /* image, when it is a private copy of the caller's buffer */
