@@ -200,6 +200,7 @@ struct elfscan_finding {
 	uint64_t addr;
 	char *msg;
 	size_t detail; /* offset of the text after the "section ...: " prefix */
+	size_t count;  /* how many occurrences the finding stands for */
 };
 
 struct elfscan_audit {
@@ -305,6 +306,11 @@ uint64_t elfscan_finding_addr(const struct elfscan_finding *f)
 	return f->addr;
 }
 
+size_t elfscan_finding_count(const struct elfscan_finding *f)
+{
+	return f->count;
+}
+
 void elfscan_audit_free(struct elfscan_audit *a)
 {
 	if (!a)
@@ -339,6 +345,14 @@ static void where(struct ctx *c, uint64_t addr, char *buf, size_t len)
 static void add(struct ctx *c, enum check_id id, const struct elfscan_cs *cs, uint64_t addr,
 		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* The finding add() made last, when it made one since there were before findings, stands
+ * for count occurrences. */
+static void set_count(struct ctx *c, size_t before, size_t count)
+{
+	if (c->a->n > before)
+		c->a->v[c->a->n - 1].count = count;
+}
+
 static void add(struct ctx *c, enum check_id id, const struct elfscan_cs *cs, uint64_t addr,
 		const char *fmt, ...)
 {
@@ -368,6 +382,7 @@ static void add(struct ctx *c, enum check_id id, const struct elfscan_cs *cs, ui
 	f->cs = cs;
 	f->csidx = cs ? (size_t)(cs - elfscan_get(c->es, 0)) : SIZE_MAX;
 	f->addr = addr;
+	f->count = 1;
 	if (cs) {
 		where(c, cs->start_ip, sec, sizeof(sec));
 		if (asprintf(&f->msg, "section %s: %s", sec, detail) < 0)
@@ -770,6 +785,53 @@ out:
 	free(cb);
 }
 
+static int cmp_exit_ip(const void *a, const void *b)
+{
+	const struct elfscan_exit *x = *(const struct elfscan_exit *const *)a;
+	const struct elfscan_exit *y = *(const struct elfscan_exit *const *)b;
+
+	if (x->exit_ip != y->exit_ip)
+		return x->exit_ip < y->exit_ip ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Exit points of cs whose exit_ip lies inside it: one finding per exit_ip. */
+static void exits_inside(struct ctx *c, const struct elfscan_cs *cs)
+{
+	const struct elfscan_exit **v;
+	uint64_t b = c->o->bias;
+	size_t n = 0;
+
+	if (!cs->nexits || !c->on[C_EXIT_INSIDE])
+		return;
+	v = malloc(cs->nexits * sizeof(*v));
+	if (!v) {
+		c->err = es_err(ENOMEM, "out of memory");
+		return;
+	}
+	for (size_t e = 0; e < cs->nexits; e++)
+		if (cs->exits[e].exit_ip - cs->start_ip < cs->post_commit_offset)
+			v[n++] = &cs->exits[e];
+	es_qsort(v, n, sizeof(*v), cmp_exit_ip);
+	for (size_t e = 0, k; e < n; e += k) {
+		size_t before = c->a->n;
+
+		for (k = 1; e + k < n && v[e + k]->exit_ip == v[e]->exit_ip; k++)
+			;
+		if (k == 1)
+			add(c, C_EXIT_INSIDE, cs, v[e]->addr,
+			    "exit point at 0x%" PRIx64 " has exit_ip 0x%" PRIx64 " inside the section",
+			    v[e]->addr + b, v[e]->exit_ip + b);
+		else
+			add(c, C_EXIT_INSIDE, cs, v[e]->addr,
+			    "%zu exit points from 0x%" PRIx64 " have exit_ip 0x%" PRIx64
+			    " inside the section",
+			    k, v[e]->addr + b, v[e]->exit_ip + b);
+		set_count(c, before, k);
+	}
+	free(v);
+}
+
 static void check_tables(struct ctx *c)
 {
 	struct elfscan *es = c->es;
@@ -832,15 +894,7 @@ static void check_tables(struct ctx *c)
 			    o->start_ip + b, o->post_commit_ip + b, cs->start_ip + b,
 			    cs->post_commit_ip + b, cs->desc_addr + b);
 		}
-		for (size_t e = 0; e < cs->nexits; e++) {
-			const struct elfscan_exit *x = &cs->exits[e];
-
-			if (x->exit_ip - cs->start_ip < cs->post_commit_offset)
-				add(c, C_EXIT_INSIDE, cs, x->addr,
-				    "exit point at 0x%" PRIx64 " has exit_ip 0x%" PRIx64
-				    " inside the section",
-				    x->addr + b, x->exit_ip + b);
-		}
+		exits_inside(c, cs);
 	}
 	starts = malloc((n + 1) * sizeof(*starts));
 	ex = malloc((ne + 1) * sizeof(*ex));
@@ -852,25 +906,44 @@ static void check_tables(struct ctx *c)
 	}
 	for (size_t i = 0; i < n; i++)
 		starts[i] = elfscan_get(es, i)->start_ip;
-	for (size_t e = 0; e < ne; e++) {
-		const struct elfscan_exit *x = elfscan_exit_point(es, e);
-
-		ex[e] = x;
-		if (!n || !bsearch(&x->start_ip, starts, n, sizeof(*starts), cmp_u64))
-			add(c, C_EXIT_NO_SECTION, NULL, x->addr,
-			    "exit point at 0x%" PRIx64 " (start_ip 0x%" PRIx64
-			    ", exit_ip 0x%" PRIx64 ") matches no section",
-			    x->addr + b, x->start_ip + b, x->exit_ip + b);
-	}
+	for (size_t e = 0; e < ne; e++)
+		ex[e] = elfscan_exit_point(es, e);
+	/* Identical exit points are neighbours once sorted: one finding per run of them. */
 	es_qsort(ex, ne, sizeof(*ex), cmp_exit);
-	for (size_t e = 1; e < ne; e++) {
-		const struct elfscan_exit *x = ex[e], *y = ex[e - 1];
+	for (size_t e = 0, k; e < ne; e += k) {
+		const struct elfscan_exit *x = ex[e], *y;
+		size_t before = c->a->n;
 
-		if (y->start_ip == x->start_ip && y->exit_ip == x->exit_ip)
-			add(c, C_DUPLICATE, elfscan_lookup(es, x->start_ip), x->addr,
+		for (k = 1; e + k < ne && ex[e + k]->start_ip == x->start_ip &&
+			    ex[e + k]->exit_ip == x->exit_ip;
+		     k++)
+			;
+		y = k > 1 ? ex[e + 1] : NULL;
+		if (!n || !bsearch(&x->start_ip, starts, n, sizeof(*starts), cmp_u64)) {
+			if (k == 1)
+				add(c, C_EXIT_NO_SECTION, NULL, x->addr,
+				    "exit point at 0x%" PRIx64 " (start_ip 0x%" PRIx64
+				    ", exit_ip 0x%" PRIx64 ") matches no section",
+				    x->addr + b, x->start_ip + b, x->exit_ip + b);
+			else
+				add(c, C_EXIT_NO_SECTION, NULL, x->addr,
+				    "%zu exit points from 0x%" PRIx64 " (start_ip 0x%" PRIx64
+				    ", exit_ip 0x%" PRIx64 ") match no section",
+				    k, x->addr + b, x->start_ip + b, x->exit_ip + b);
+			set_count(c, before, k);
+		}
+		before = c->a->n;
+		if (k == 2)
+			add(c, C_DUPLICATE, elfscan_lookup(es, x->start_ip), y->addr,
 			    "exit points at 0x%" PRIx64 " and 0x%" PRIx64
 			    " are the same {start_ip 0x%" PRIx64 ", exit_ip 0x%" PRIx64 "}",
-			    y->addr + b, x->addr + b, x->start_ip + b, x->exit_ip + b);
+			    x->addr + b, y->addr + b, x->start_ip + b, x->exit_ip + b);
+		else if (k > 2)
+			add(c, C_DUPLICATE, elfscan_lookup(es, x->start_ip), y->addr,
+			    "exit points at 0x%" PRIx64 ", 0x%" PRIx64 " and %zu more are the "
+			    "same {start_ip 0x%" PRIx64 ", exit_ip 0x%" PRIx64 "}",
+			    x->addr + b, y->addr + b, k - 2, x->start_ip + b, x->exit_ip + b);
+		set_count(c, before, k - 1);
 	}
 	free(ex);
 	free(starts);

@@ -79,6 +79,9 @@ const char *elfscan_finding_detail(const struct elfscan_finding *f);
 const struct elfscan_cs *elfscan_finding_cs(const struct elfscan_finding *f);
 /* The address the finding points at (an instruction, a table entry, ...). */
 uint64_t elfscan_finding_addr(const struct elfscan_finding *f);
+/* How many occurrences the finding stands for: 1, or for repeated table entries (the same
+ * exit point listed many times) the size of the run, reported once. */
+size_t elfscan_finding_count(const struct elfscan_finding *f);
 
 #ifdef __cplusplus
 }

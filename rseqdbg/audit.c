@@ -13,6 +13,7 @@
 #include "elfscan-audit.h"
 #include "procmaps.h"
 #include "rseqarea.h"
+#include "symfmt.h"
 
 struct audit_opts {
 	const char **enable, **disable; /* NULL-terminated */
@@ -83,13 +84,13 @@ static void print_where(struct elfscan *es, uint64_t addr, uint64_t bias)
 		printf("0x%" PRIx64, addr + bias);
 		return;
 	}
-	printf("%s", loc.func);
+	printf("%s", rd_safe(loc.func));
 	if (loc.func_off)
 		printf("+0x%" PRIx64, loc.func_off);
 	if (loc.file && loc.line > 0) {
 		const char *b = strrchr(loc.file, '/');
 
-		printf(" (%s:%d)", b ? b + 1 : loc.file, loc.line);
+		printf(" (%s:%d)", rd_safe(b ? b + 1 : loc.file), loc.line);
 	}
 }
 
@@ -109,13 +110,13 @@ static void print_human(const struct unit *u)
 	const struct elfscan_cs *cur = NULL;
 	const char *note = elfscan_audit_code_note(u->a);
 
-	printf("%s (%s, %zu section%s", u->path, elfscan_arch_name(u->es), elfscan_count(u->es),
+	printf("%s (%s, %zu section%s", rd_safe(u->path), elfscan_arch_name(u->es), elfscan_count(u->es),
 	       elfscan_count(u->es) == 1 ? "" : "s");
 	if (u->mod)
 		printf(", bias 0x%" PRIx64, u->bias);
 	printf(")\n");
 	if (note[0])
-		printf("  code checks skipped: %s\n", note);
+		printf("  code checks skipped: %s\n", rd_safe(note));
 	for (size_t i = 0; i < n; i++) {
 		const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
 		const struct elfscan_check *k = elfscan_finding_check(f);
@@ -130,12 +131,15 @@ static void print_human(const struct unit *u)
 			       cs->abort_ip + u->bias);
 			cur = cs;
 		}
-		printf("%s%s %s: %s\n", indent, k->id, elfscan_severity_name(k->severity),
-		       cs ? elfscan_finding_detail(f) : elfscan_finding_message(f));
+		printf("%s%s %s: %s", indent, k->id, elfscan_severity_name(k->severity),
+		       rd_safe(cs ? elfscan_finding_detail(f) : elfscan_finding_message(f)));
+		if (elfscan_finding_count(f) > 1)
+			printf(" (%zu times)", elfscan_finding_count(f));
+		putchar('\n');
 		printf("%s  hint: %s\n", indent, k->hint);
 	}
 	elfscan_audit_counts(u->a, cnt);
-	printf("%s: %zu error%s, %zu warning%s, %zu info\n", u->path, cnt[ELFSCAN_SEV_ERROR],
+	printf("%s: %zu error%s, %zu warning%s, %zu info\n", rd_safe(u->path), cnt[ELFSCAN_SEV_ERROR],
 	       cnt[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", cnt[ELFSCAN_SEV_WARNING],
 	       cnt[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", cnt[ELFSCAN_SEV_INFO]);
 }
@@ -190,6 +194,8 @@ static void json_unit(struct jw *w, const struct unit *u)
 		jw_kstr(w, "severity", elfscan_severity_name(k->severity));
 		jw_kstr(w, "title", k->title);
 		jw_kstr(w, "message", elfscan_finding_message(f));
+		if (elfscan_finding_count(f) > 1)
+			jw_ku64(w, "count", elfscan_finding_count(f));
 		jw_kstr(w, "hint", k->hint);
 		jw_ku64(w, "address", elfscan_finding_addr(f) + u->bias);
 		jw_key(w, "start_ip");
@@ -267,6 +273,8 @@ static void sarif_result(struct jw *w, const struct unit *u, const struct elfsca
 	jw_ku64(w, "ruleIndex", idx);
 	jw_kstr(w, "level", sarif_level(k->severity));
 	sarif_text(w, "message", elfscan_finding_message(f));
+	if (elfscan_finding_count(f) > 1)
+		jw_ku64(w, "occurrenceCount", elfscan_finding_count(f));
 	jw_key(w, "locations");
 	jw_arr_open(w);
 	jw_obj_open(w);
@@ -315,7 +323,8 @@ static void sarif_result(struct jw *w, const struct unit *u, const struct elfsca
 	jw_obj_close(w);
 }
 
-static void print_sarif(struct jw *w, const struct unit *u, size_t nu)
+/* Up to "results": [ ; the artifacts are every path given, audited or not. */
+static void sarif_begin(struct jw *w, const char *const *paths, size_t n)
 {
 	jw_obj_open(w);
 	jw_kstr(w, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
@@ -334,21 +343,40 @@ static void print_sarif(struct jw *w, const struct unit *u, size_t nu)
 	jw_obj_close(w);
 	jw_key(w, "artifacts");
 	jw_arr_open(w);
-	for (size_t i = 0; i < nu; i++) {
+	for (size_t i = 0; i < n; i++) {
 		jw_obj_open(w);
 		jw_key(w, "location");
 		jw_obj_open(w);
-		jw_kstr(w, "uri", u[i].path);
+		jw_kstr(w, "uri", paths[i]);
 		jw_obj_close(w);
 		jw_obj_close(w);
 	}
 	jw_arr_close(w);
 	jw_key(w, "results");
 	jw_arr_open(w);
-	for (size_t i = 0; i < nu; i++)
-		for (size_t j = 0; j < elfscan_audit_count(u[i].a); j++)
-			sarif_result(w, &u[i], elfscan_audit_finding(u[i].a, j));
+}
+
+/* Closes the results; files that could not be audited are the invocation's notifications. */
+static void sarif_end(struct jw *w, char *const *errors, size_t nerrors)
+{
 	jw_arr_close(w);
+	if (nerrors) {
+		jw_key(w, "invocations");
+		jw_arr_open(w);
+		jw_obj_open(w);
+		jw_kbool(w, "executionSuccessful", false);
+		jw_key(w, "toolExecutionNotifications");
+		jw_arr_open(w);
+		for (size_t i = 0; i < nerrors; i++) {
+			jw_obj_open(w);
+			jw_kstr(w, "level", "error");
+			sarif_text(w, "message", errors[i]);
+			jw_obj_close(w);
+		}
+		jw_arr_close(w);
+		jw_obj_close(w);
+		jw_arr_close(w);
+	}
 	jw_obj_close(w);
 	jw_arr_close(w);
 	jw_obj_close(w);
@@ -474,25 +502,31 @@ static int add_id(const char ***v, size_t *n, const char *id)
 	return 0;
 }
 
-static int output(const struct audit_opts *o, struct unit *u, size_t nu, const struct thread *th,
-		  size_t nth)
+/*
+ * Output goes out one file at a time, and each file's library handles are closed once it is
+ * printed: auditing thousands of files keeps no more than one open. A run keeps the totals
+ * and, for SARIF, the messages of the files that could not be audited.
+ */
+struct run {
+	const struct audit_opts *o;
+	size_t total[3];
+	size_t nunits;
+	int worst;
+	bool failed;
+	char **errors; /* SARIF: the lines of the files that could not be audited */
+	size_t nerrors;
+};
+
+static void run_begin(struct run *r, const char *const *paths, size_t npaths,
+		      const struct thread *th, size_t nth)
 {
-	size_t total[3] = {0}, cnt[3];
-	int worst = -1;
+	const struct audit_opts *o = r->o;
+	struct jw *w = rd.jw;
 
-	for (size_t i = 0; i < nu; i++) {
-		elfscan_audit_counts(u[i].a, cnt);
-		for (int s = 0; s < 3; s++) {
-			total[s] += cnt[s];
-			if (cnt[s] && s > worst)
-				worst = s;
-		}
-	}
+	r->worst = -1;
 	if (o->sarif) {
-		print_sarif(rd.jw, u, nu);
+		sarif_begin(w, paths, npaths);
 	} else if (rd.json) {
-		struct jw *w = rd.jw;
-
 		jw_obj_open(w);
 		if (o->have_pid) {
 			jw_ku64(w, "pid", (uint64_t)o->pid);
@@ -512,36 +546,94 @@ static int output(const struct audit_opts *o, struct unit *u, size_t nu, const s
 		}
 		jw_key(w, o->have_pid ? "modules" : "files");
 		jw_arr_open(w);
-		for (size_t i = 0; i < nu; i++)
-			json_unit(w, &u[i]);
-		jw_arr_close(w);
-		jw_kstr(w, "fail_on", elfscan_severity_name(o->fail_on));
-		json_summary(w, total);
-		jw_obj_close(w);
-		jw_end(w);
-	} else {
-		if (o->have_pid) {
-			printf("pid %d:", (int)o->pid);
-			for (size_t i = 0; i < nth; i++) {
-				if (th[i].registered)
-					printf(" tid %d signature 0x%08x%s", (int)th[i].tid,
-					       th[i].sig, i + 1 < nth ? "," : "");
-				else
-					printf(" tid %d no rseq area%s", (int)th[i].tid,
-					       i + 1 < nth ? "," : "");
-			}
-			printf("\n");
+	} else if (o->have_pid) {
+		printf("pid %d:", (int)o->pid);
+		for (size_t i = 0; i < nth; i++) {
+			if (th[i].registered)
+				printf(" tid %d signature 0x%08x%s", (int)th[i].tid, th[i].sig,
+				       i + 1 < nth ? "," : "");
+			else
+				printf(" tid %d no rseq area%s", (int)th[i].tid,
+				       i + 1 < nth ? "," : "");
 		}
-		for (size_t i = 0; i < nu; i++)
-			print_human(&u[i]);
-		if (nu > 1)
-			printf("total: %zu error%s, %zu warning%s, %zu info\n",
-			       total[ELFSCAN_SEV_ERROR], total[ELFSCAN_SEV_ERROR] == 1 ? "" : "s",
-			       total[ELFSCAN_SEV_WARNING],
-			       total[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", total[ELFSCAN_SEV_INFO]);
+		printf("\n");
+	}
+}
+
+static void run_unit(struct run *r, const struct unit *u)
+{
+	size_t cnt[3];
+
+	elfscan_audit_counts(u->a, cnt);
+	for (int s = 0; s < 3; s++) {
+		r->total[s] += cnt[s];
+		if (cnt[s] && s > r->worst)
+			r->worst = s;
+	}
+	r->nunits++;
+	if (r->o->sarif) {
+		for (size_t j = 0; j < elfscan_audit_count(u->a); j++)
+			sarif_result(rd.jw, u, elfscan_audit_finding(u->a, j));
+	} else if (rd.json) {
+		json_unit(rd.jw, u);
+	} else {
+		print_human(u);
 	}
 	fflush(stdout);
-	return worst >= (int)o->fail_on ? EXIT_FINDINGS : EXIT_OK;
+}
+
+/* A file that could not be audited: reported, and the run goes on with the next one. */
+static void run_error(struct run *r, const char *path, const char *msg)
+{
+	size_t plen = strlen(path);
+	bool json = rd.json;
+	char **nv;
+
+	r->failed = true;
+	if (r->o->sarif)
+		rd.json = false; /* the SARIF document holds it, in its invocation */
+	rd_file_error(path, msg);
+	rd.json = json;
+	if (!r->o->sarif)
+		return;
+	nv = realloc(r->errors, (r->nerrors + 1) * sizeof(*nv));
+	if (!nv)
+		return;
+	r->errors = nv;
+	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
+		nv[r->nerrors] = strdup(msg);
+	else if (asprintf(&nv[r->nerrors], "%s: %s", path, msg) < 0)
+		nv[r->nerrors] = NULL;
+	if (nv[r->nerrors])
+		r->nerrors++;
+}
+
+static int run_end(struct run *r)
+{
+	const struct audit_opts *o = r->o;
+	struct jw *w = rd.jw;
+	size_t *t = r->total;
+	int ret;
+
+	if (o->sarif) {
+		sarif_end(w, r->errors, r->nerrors);
+	} else if (rd.json) {
+		jw_arr_close(w);
+		jw_kstr(w, "fail_on", elfscan_severity_name(o->fail_on));
+		json_summary(w, t);
+		jw_obj_close(w);
+		jw_end(w);
+	} else if (r->nunits > 1) {
+		printf("total: %zu error%s, %zu warning%s, %zu info\n", t[ELFSCAN_SEV_ERROR],
+		       t[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", t[ELFSCAN_SEV_WARNING],
+		       t[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", t[ELFSCAN_SEV_INFO]);
+	}
+	fflush(stdout);
+	ret = r->failed ? EXIT_ERROR : r->worst >= (int)o->fail_on ? EXIT_FINDINGS : EXIT_OK;
+	for (size_t i = 0; i < r->nerrors; i++)
+		free(r->errors[i]);
+	free(r->errors);
+	return ret;
 }
 
 static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t *sigs, size_t nsigs)
@@ -555,35 +647,30 @@ static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t 
 	    .bias = u->bias,
 	};
 
-	if (elfscan_audit(u->es, &ao, &u->a))
-		return rd_error("%s: %s", u->path, elfscan_errmsg());
-	return 0;
+	return elfscan_audit(u->es, &ao, &u->a);
 }
 
 static int audit_files(const struct audit_opts *o, char **paths, int n)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
-	struct unit *u = calloc(n, sizeof(*u));
-	int ret = 0;
+	struct run r = {.o = o};
 
-	if (!u)
-		return rd_error("out of memory");
-	for (int i = 0; i < n && !ret; i++) {
-		u[i].path = paths[i];
-		if (elfscan_open(paths[i], &eo, &u[i].es)) {
-			ret = rd_error("%s: %s", paths[i], elfscan_errmsg());
-			break;
-		}
-		ret = audit_one(o, &u[i], NULL, 0);
-	}
-	if (!ret)
-		ret = output(o, u, n, NULL, 0);
+	run_begin(&r, (const char *const *)paths, (size_t)n, NULL, 0);
 	for (int i = 0; i < n; i++) {
-		elfscan_audit_free(u[i].a);
-		elfscan_close(u[i].es);
+		struct unit u = {.path = paths[i]};
+		int err = elfscan_open(paths[i], &eo, &u.es);
+
+		if (!err)
+			err = audit_one(o, &u, NULL, 0);
+		if (err)
+			run_error(&r, paths[i],
+				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		else
+			run_unit(&r, &u);
+		elfscan_audit_free(u.a);
+		elfscan_close(u.es);
 	}
-	free(u);
-	return ret;
+	return run_end(&r);
 }
 
 static int audit_pid(const struct audit_opts *o)
@@ -591,9 +678,10 @@ static int audit_pid(const struct audit_opts *o)
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
 	struct rd_modules mods = {0};
 	struct thread *th = NULL;
-	struct unit *u = NULL;
+	const char **paths = NULL;
+	struct run r = {.o = o};
 	uint32_t *sigs = NULL;
-	size_t nth = 0, nsigs = 0, nu = 0;
+	size_t nth = 0, nsigs = 0, npaths = 0;
 	int err, ret = 0;
 
 	err = read_threads(o->pid, &th, &nth);
@@ -620,31 +708,36 @@ static int audit_pid(const struct audit_opts *o)
 			       strerror(-err));
 		goto out;
 	}
-	u = calloc(mods.n + 1, sizeof(*u));
-	if (!u) {
+	paths = calloc(mods.n + 1, sizeof(*paths));
+	if (!paths) {
 		ret = rd_error("out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < mods.n && !ret; i++) {
+	for (size_t i = 0; i < mods.n; i++)
+		if (mods.v[i].es)
+			paths[npaths++] = mods.v[i].path;
+	for (size_t i = 0; i < mods.n; i++)
+		if (!mods.v[i].es)
+			rd_warn("%s: not audited: %s", mods.v[i].path,
+				mods.v[i].err ? mods.v[i].err : "not scanned");
+	run_begin(&r, paths, npaths, th, nth);
+	for (size_t i = 0; i < mods.n; i++) {
 		const struct rd_module *m = &mods.v[i];
+		struct unit u = {.path = m->path, .es = m->es, .mod = m, .bias = m->bias};
 
-		if (!m->es) {
-			rd_warn("%s: not audited: %s", m->path, m->err ? m->err : "not scanned");
+		if (!m->es)
 			continue;
-		}
-		u[nu].path = m->path;
-		u[nu].es = m->es;
-		u[nu].mod = m;
-		u[nu].bias = m->bias;
-		ret = audit_one(o, &u[nu], sigs, nsigs);
-		nu++;
+		err = audit_one(o, &u, sigs, nsigs);
+		if (err)
+			run_error(&r, m->path,
+				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		else
+			run_unit(&r, &u);
+		elfscan_audit_free(u.a);
 	}
-	if (!ret)
-		ret = output(o, u, nu, th, nth);
+	ret = run_end(&r);
 out:
-	for (size_t i = 0; i < nu; i++)
-		elfscan_audit_free(u[i].a);
-	free(u);
+	free(paths);
 	rd_modules_free(&mods);
 	free(sigs);
 	free(th);

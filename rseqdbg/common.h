@@ -27,6 +27,10 @@ extern struct rd_global rd;
 /* One line on stderr naming what went wrong ("rseqdbg: <cmd>: ..."); in JSON mode also a
  * {"error": "..."} document on stdout. Returns EXIT_ERROR. */
 int rd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A file that cannot be read, in a command over several files: one line on stderr
+ * ("rseqdbg: <cmd>: PATH: msg"; msg may start with "PATH: " already) and in JSON mode an
+ * entry {"path", "error"} of the files array being written, not a document of its own. */
+void rd_file_error(const char *path, const char *msg);
 /* A warning on stderr (never on stdout). */
 void rd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -57,6 +57,28 @@ int rd_error(const char *fmt, ...)
 	return EXIT_ERROR;
 }
 
+void rd_file_error(const char *path, const char *msg)
+{
+	size_t plen = strlen(path);
+	char line[1024];
+	bool json = rd.json;
+
+	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
+		snprintf(line, sizeof(line), "%s", msg);
+	else
+		snprintf(line, sizeof(line), "%s: %s", path, msg);
+	fflush(stdout);
+	rd.json = false;
+	rd_error("%s", line);
+	rd.json = json;
+	if (json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "path", path);
+		jw_kstr(rd.jw, "error", line);
+		jw_obj_close(rd.jw);
+	}
+}
+
 void rd_warn(const char *fmt, ...)
 {
 	char msg[1024];

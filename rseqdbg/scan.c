@@ -274,9 +274,17 @@ static void print_section(const struct view *v, size_t i, int w_addr, int w_post
 		printf(", duplicate of %d", dup);
 	putchar('\n');
 	print_sites(v, c);
-	for (size_t e = 0; e < c->nexits; e++)
-		printf("       %-13s%#" PRIx64 " %s\n", "exit point", c->exits[e].exit_ip + v->bias,
+	/* A run of entries with one exit_ip is one line: a table may repeat an entry a
+	 * million times. */
+	for (size_t e = 0, k; e < c->nexits; e += k) {
+		for (k = 1; e + k < c->nexits && c->exits[e + k].exit_ip == c->exits[e].exit_ip; k++)
+			;
+		printf("       %-13s%#" PRIx64 " %s", "exit point", c->exits[e].exit_ip + v->bias,
 		       rd_sym_str(v->es, c->exits[e].exit_ip, loc, sizeof(loc)));
+		if (k > 1)
+			printf(" (%zu times)", k);
+		putchar('\n');
+	}
 }
 
 static size_t orphan_exits(struct elfscan *es)
@@ -469,31 +477,6 @@ static void print_view_json(const struct view *v)
  * Files
  */
 
-/* A file that cannot be scanned: one line on stderr; in JSON an entry of the files array
- * (an {"error"} document of its own would break the one document on stdout). msg names the
- * file already or is prefixed with it. */
-static void file_error(const char *path, const char *msg)
-{
-	size_t plen = strlen(path);
-	char line[1024];
-	bool json = rd.json;
-
-	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-		snprintf(line, sizeof(line), "%s", msg);
-	else
-		snprintf(line, sizeof(line), "%s: %s", path, msg);
-	fflush(stdout);
-	rd.json = false;
-	rd_error("%s", line);
-	rd.json = json;
-	if (json) {
-		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "path", path);
-		jw_kstr(rd.jw, "error", line);
-		jw_obj_close(rd.jw);
-	}
-}
-
 static int scan_file(const char *path, const struct scan_opts *o, bool first)
 {
 	struct view v = { .path = path };
@@ -501,12 +484,12 @@ static int scan_file(const char *path, const struct scan_opts *o, bool first)
 
 	err = elfscan_open(path, &o->es, &v.es);
 	if (err) {
-		file_error(path, elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		rd_file_error(path, elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
 		return EXIT_ERROR;
 	}
 	err = collect(&v, o);
 	if (err) {
-		file_error(path, strerror(-err));
+		rd_file_error(path, strerror(-err));
 		elfscan_close(v.es);
 		return EXIT_ERROR;
 	}

@@ -393,10 +393,29 @@ expect_error pid-and-file audit --pid 1 "$EX"
 expect_error bad-pid audit --pid x
 expect_error one-bad-of-two audit "$EX" "$TMP/text"
 check "a file that cannot be audited is named" grep -q "$TMP/text" "$TMP/one-bad-of-two.err"
-check "nothing on stdout when a file cannot be audited" test ! -s "$TMP/one-bad-of-two.out"
-run json-error --json audit "$TMP/text"
-check "JSON mode: the error as a JSON object" \
-	python3 -c 'import json,sys; assert "error" in json.load(open(sys.argv[1]))' "$TMP/json-error.out"
+check "the file that can be audited still is" grep -q "^$EX: " "$TMP/one-bad-of-two.out"
+check "the path is named once in the error line" \
+	test "$(grep -o "$TMP/text" "$TMP/one-bad-of-two.err" | wc -l)" -eq 1
+run dir-error audit "$TMP"
+check "a directory: one line, its path once" \
+	test "$(rc dir-error)" -eq 2 -a "$(cat "$TMP/dir-error.err")" = "rseqdbg: audit: $TMP: is a directory, not an ELF file"
+run json-error --json audit "$EX" "$TMP/text"
+check "JSON mode: the file's entry holds the error, the other file is audited" \
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [f for f in d["files"] if f["path"] == sys.argv[2]]
+assert len(d["files"]) == 2 and "error" in bad[0] and "findings" in d["files"][0]' \
+	"$TMP/json-error.out" "$TMP/text"
+run sarif-error audit --sarif "$EX" "$TMP/text"
+check "SARIF mode: the error is the invocation's notification" \
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+inv = r["invocations"][0]
+assert inv["executionSuccessful"] is False
+assert sys.argv[2] in inv["toolExecutionNotifications"][0]["message"]["text"]' \
+	"$TMP/sarif-error.out" "$TMP/text"
 run help audit --help
 check "audit --help exits 0" test "$(rc help)" -eq 0
 
