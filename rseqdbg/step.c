@@ -851,6 +851,13 @@ static bool trap_queued(const rd_regs_t *r)
 	return rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(r)));
 }
 
+/* Why a breakpoint could not be planted: /proc/PID/mem answers EIO for an address no mapping
+ * covers, which strerror would call an input/output error. */
+static const char *plant_error(int err)
+{
+	return err == -EIO || err == -EFAULT ? "no mapping there" : strerror(-err);
+}
+
 /* Let the thread run through section s between breakpoints at its exits and at the other
  * successors of the current instruction; report the passage. */
 static enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
@@ -865,20 +872,33 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 
 	if (!s->exits_known)
 		compute_exits(st, s);
-	ret = rd_bp_plant(s->post_commit);
-	if (!ret)
-		ret = rd_bp_plant(s->abort);
-	for (size_t i = 0; !ret && i < s->nexits; i++)
-		ret = rd_bp_plant(s->exits[i]);
-	for (size_t i = 0; !ret && i < nother; i++)
-		if (!sec_find(st, other[i]))
-			ret = rd_bp_plant(other[i]);
+	bp = s->post_commit;
+	ret = rd_bp_plant(bp);
+	if (!ret) {
+		bp = s->abort;
+		ret = rd_bp_plant(bp);
+	}
+	/* A branch target that nothing maps (a call to an undefined weak function, decoded
+	 * from bytes that are not code) cannot be reached without a fault, which the passage
+	 * sees as a signal: no breakpoint is needed there. */
+	for (size_t i = 0; !ret && i < s->nexits + nother; i++) {
+		uint64_t a = i < s->nexits ? s->exits[i] : other[i - s->nexits];
+
+		if (i >= s->nexits && sec_find(st, a))
+			continue;
+		ret = rd_bp_plant(a);
+		if (ret == -EIO || ret == -EFAULT)
+			ret = 0;
+		else if (ret)
+			bp = a;
+	}
 	if (ret) {
 		rd_bp_remove_all();
-		rd_error("cannot plant a breakpoint around section at %#" PRIx64 ": %s", s->start,
-			 strerror(-ret));
+		rd_error("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#"
+			 PRIx64 ": %s", bp, place(st, bp), s->start, plant_error(ret));
 		return STEP_ERR;
 	}
+	bp = 0;
 	t0 = now_ns();
 	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
 		goto gone;
@@ -1014,6 +1034,17 @@ static size_t fetch_code(struct stepper *st, uint64_t pc, uint8_t *buf, size_t l
 	}
 	rd_bp_unpatch(pc, buf, n);
 	return n;
+}
+
+/* Whether a breakpoint can go at addr: a mapping covers it. A direct call to an undefined
+ * weak function targets 0, behind a test that skips it: a path decoded, never taken. */
+static bool can_plant(struct stepper *st, uint64_t addr)
+{
+	uint8_t b;
+
+	if (rd_modules_find(&st->mods, addr))
+		return fetch_code(st, addr, &b, 1) == 1;
+	return pread(st->tr.memfd, &b, 1, (off_t)addr) == 1;
 }
 
 static bool page_checked(struct stepper *st, uint64_t pc)
@@ -1229,7 +1260,7 @@ static bool plan_build(struct stepper *st, const struct rd_insn *root, const rd_
 				s[ns++] = in->target;
 		}
 		for (size_t k = 0; k < ns && ok; k++)
-			ok = !sec_find(st, s[k]) && plan_find(p, s[k]) < 0;
+			ok = !sec_find(st, s[k]) && plan_find(p, s[k]) < 0 && can_plant(st, s[k]);
 		/* The frontier (leaves and nodes still to look at) becomes the breakpoints. */
 		if (ok && (p->nn + (int)ns > PLAN_NODES ||
 			   p->nleaves + (p->nn - head) + (int)ns > PLAN_LEAVES))
@@ -1266,16 +1297,12 @@ static void plan_account(struct stepper *st, const struct rd_insn *root, int k)
 	}
 }
 
-/* Run the planned tree: plant its leaves, let the thread go, see where it stopped. */
-static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
+/* Plant the planned tree's leaves. On failure none stays planted and the caller steps the
+ * root alone: a single step needs no breakpoint. */
+static bool plan_plant(struct stepper *st)
 {
 	struct plan *p = &st->plan;
-	struct rd_event ev;
-	enum step_status res = STEP_OK;
-	int ret = 0, k = -1, sig = 0;
-	uint64_t bp;
-	bool quit = false;
-	rd_regs_t regs;
+	int ret = 0;
 
 	for (int i = 0; i < p->nn && !ret; i++) {
 		uint8_t orig[RD_ARCH_BP_LEN];
@@ -1289,12 +1316,22 @@ static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
 		else
 			ret = rd_bp_plant_over(p->n[i].addr, orig);
 	}
-	if (ret) {
+	if (ret)
 		rd_bp_remove_all();
-		rd_error("cannot plant a breakpoint at %#" PRIx64 ": %s", p->n[0].addr,
-			 strerror(-ret));
-		return STEP_ERR;
-	}
+	return ret == 0;
+}
+
+/* Run the planted tree: let the thread go, see where it stopped. */
+static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
+{
+	struct plan *p = &st->plan;
+	struct rd_event ev;
+	enum step_status res = STEP_OK;
+	int ret = 0, k = -1, sig = 0;
+	uint64_t bp;
+	bool quit = false;
+	rd_regs_t regs;
+
 	if (resume_cur(st, HOW_CONT, 0) < 0)
 		goto gone;
 	for (;;) {
@@ -1471,12 +1508,13 @@ static enum step_status step_once(struct stepper *st)
 	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
 	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
 	    plan_build(st, &in, &regs, succ, nsucc,
-		       st->o.count ? st->o.count - st->steps : UINT64_MAX))
+		       st->o.count ? st->o.count - st->steps : UINT64_MAX) &&
+	    plan_plant(st))
 		return plan_run(st, &in);
 	/* An instruction whose single-step trap may come one instruction late: run it to
 	 * breakpoints at its successors instead. */
 	if (in.late_trap && !unknown && !st->cur_sig &&
-	    plan_build(st, &in, &regs, succ, nsucc, 1))
+	    plan_build(st, &in, &regs, succ, nsucc, 1) && plan_plant(st))
 		return plan_run(st, &in);
 	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
 		maps = true;
@@ -1688,7 +1726,7 @@ static int run_to(struct stepper *st, uint64_t addr)
 	ret = rd_bp_plant(addr);
 	if (ret < 0)
 		return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", addr,
-				strerror(-ret));
+				plant_error(ret));
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].state == RD_T_STOPPED && !st->tr.t[i].held)
 			rd_pt_cont(&st->tr, &st->tr.t[i], 0);
