@@ -1009,7 +1009,9 @@ gone:
 	return STEP_END;
 }
 
-/* The bytes at pc (at most len), original bytes under our breakpoints. Returns how many. */
+/* The bytes at pc (at most len), original bytes under our breakpoints. Returns how many.
+ * A page is kept as the program's bytes: one read while some of our breakpoints are planted
+ * (planting a tree's leaves one by one) would otherwise keep an int3 after its removal. */
 static size_t fetch_code(struct stepper *st, uint64_t pc, uint8_t *buf, size_t len)
 {
 	size_t n = 0;
@@ -1025,6 +1027,7 @@ static size_t fetch_code(struct stepper *st, uint64_t pc, uint8_t *buf, size_t l
 				c->page = 0;
 				break;
 			}
+			rd_bp_unpatch(page, c->bytes, sizeof(c->bytes));
 			c->page = page + 1;
 		}
 		if (k > len - n)
@@ -1032,7 +1035,6 @@ static size_t fetch_code(struct stepper *st, uint64_t pc, uint8_t *buf, size_t l
 		memcpy(buf + n, c->bytes + (a - page), k);
 		n += k;
 	}
-	rd_bp_unpatch(pc, buf, n);
 	return n;
 }
 
