@@ -1427,7 +1427,7 @@ static enum step_status step_once(struct stepper *st)
 	struct section *s = NULL;
 	struct rd_event ev;
 	struct rd_insn in;
-	bool unknown, known, maps = false, arms = false;
+	bool unknown, known, maps = false, arms = false, restarts;
 	size_t nsucc, n = 0;
 	rd_regs_t regs;
 	ssize_t got;
@@ -1506,7 +1506,11 @@ static enum step_status step_once(struct stepper *st)
 		st->steps++; /* this instruction runs at the start of the passage */
 		return step_over(st, s, other, no);
 	}
-	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step &&
+	/* A thread that restarts a blocking system call must not run into the tree: blocked
+	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
+	 * waits for. */
+	restarts = rd_arch_syscall_restarts(&regs);
+	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step && !restarts &&
 	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
 	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
 	    plan_build(st, &in, &regs, succ, nsucc,
@@ -1515,7 +1519,7 @@ static enum step_status step_once(struct stepper *st)
 		return plan_run(st, &in);
 	/* An instruction whose single-step trap may come one instruction late: run it to
 	 * breakpoints at its successors instead. */
-	if (in.late_trap && !unknown && !st->cur_sig &&
+	if (in.late_trap && !unknown && !st->cur_sig && !restarts &&
 	    plan_build(st, &in, &regs, succ, nsucc, 1) && plan_plant(st))
 		return plan_run(st, &in);
 	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))

@@ -40,6 +40,16 @@ bool rd_arch_maps_memory(const rd_regs_t *r)
 	return r->rax == SYS_mmap || r->rax == SYS_mremap;
 }
 
+bool rd_arch_syscall_restarts(const rd_regs_t *r)
+{
+	/* -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK: the kernel
+	 * moves the thread back onto the syscall instruction when it resumes. */
+	int64_t ret = (int64_t)r->rax;
+
+	return (int64_t)r->orig_rax >= 0 && (ret == -512 || ret == -513 || ret == -514 ||
+					     ret == -516);
+}
+
 struct rd_decoder {
 	csh h;
 	cs_insn *ci;

@@ -22,6 +22,10 @@ uint64_t rd_arch_sp(const rd_regs_t *r);
 uint64_t rd_arch_bp_addr(uint64_t trap_pc);
 /* Whether the system call about to run (regs at the syscall instruction) maps memory. */
 bool rd_arch_maps_memory(const rd_regs_t *r);
+/* Whether the thread stopped in a system call that it restarts when resumed (a stop that
+ * interrupted a blocking call): it then runs the system call again before the instruction
+ * at its pc. */
+bool rd_arch_syscall_restarts(const rd_regs_t *r);
 
 enum rd_insn_kind {
 	RD_INSN_OTHER,
