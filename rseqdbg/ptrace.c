@@ -173,10 +173,74 @@ fail:
 	return ret;
 }
 
-/* Seize every thread listed in /proc/PID/task; returns how many were new, or -errno. */
+/* What /proc says of a thread: its state letter and the pid of its tracer (0: none). False
+ * when the thread is gone. */
+static bool task_status(pid_t pid, pid_t tid, char *state, pid_t *tracer)
+{
+	char path[64], line[128];
+	bool seen = false;
+	FILE *f;
+
+	*state = '?';
+	*tracer = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+
+		if (sscanf(line, "State: %c", state) == 1)
+			seen = true;
+		else if (sscanf(line, "TracerPid: %d", &v) == 1)
+			*tracer = v;
+	}
+	fclose(f);
+	return seen;
+}
+
+/* "1234 (gdb)": a process and its command name, for messages. */
+static void name_process(pid_t pid, char *buf, size_t len)
+{
+	char path[64], comm[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(buf, len, comm[0] ? "%d (%s)" : "%d", pid, comm);
+}
+
+/* The parent of a process (its reaper), 0 when unknown. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[128];
+	pid_t ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && sscanf(line, "PPid: %d", &ppid) != 1)
+		;
+	fclose(f);
+	return ppid;
+}
+
+/*
+ * Seize every thread listed in /proc/PID/task; returns how many were seized here (threads
+ * they create are traced already), or -errno. A thread that exits meanwhile is skipped,
+ * whether the seize saw it gone (ESRCH) or exiting (EPERM on a zombie); so is the zombie
+ * leader of a process whose other threads live on.
+ */
 static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 {
-	char path[64];
+	char path[64], who[96];
 	struct dirent *de;
 	int added = 0, ret = 0;
 	DIR *d;
@@ -189,27 +253,48 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		return ret;
 	}
 	while ((de = readdir(d))) {
-		pid_t tid = atoi(de->d_name);
+		pid_t tid = atoi(de->d_name), tracer;
+		char state;
+		int e;
 
 		if (tid <= 0 || rd_pt_thread(tr, tid))
 			continue;
-		if (ptrace(PTRACE_SEIZE, tid, 0, seize_opts) < 0) {
-			if (errno == ESRCH) /* exited meanwhile */
-				continue;
-			ret = -errno;
+		if (ptrace(PTRACE_SEIZE, tid, 0, seize_opts) == 0) {
+			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
+				ret = -ENOMEM;
+				snprintf(err, errlen, "out of memory");
+				break;
+			}
+			added++;
+			continue;
+		}
+		e = errno;
+		if (e == ESRCH || !task_status(tr->pid, tid, &state, &tracer) || state == 'X')
+			continue; /* exited meanwhile */
+		if (e == EPERM && tracer == getpid()) {
+			/* Created since by a thread we trace: traced already, its stop will come. */
+			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
+				ret = -ENOMEM;
+				snprintf(err, errlen, "out of memory");
+				break;
+			}
+			continue;
+		}
+		if (e == EPERM && state == 'Z')
+			continue; /* exiting; a whole zombie process is told apart by the caller */
+		ret = -e;
+		if (e == EPERM && tracer) {
+			name_process(tracer, who, sizeof(who));
+			snprintf(err, errlen, "cannot trace process %d (thread %d): already traced by "
+				 "PID %s", tr->pid, tid, who);
+		} else {
 			snprintf(err, errlen, "cannot trace process %d (thread %d): %s%s", tr->pid,
-				 tid, strerror(errno),
-				 errno == EPERM ? " (needs CAP_SYS_PTRACE or the same user; see "
-						  "/proc/sys/kernel/yama/ptrace_scope)"
-						: "");
-			break;
+				 tid, strerror(e),
+				 e == EPERM ? " (needs CAP_SYS_PTRACE or the same user; see "
+					      "/proc/sys/kernel/yama/ptrace_scope)"
+					    : "");
 		}
-		if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
-			ret = -ENOMEM;
-			snprintf(err, errlen, "out of memory");
-			break;
-		}
-		added++;
+		break;
 	}
 	closedir(d);
 	return ret < 0 ? ret : added;
@@ -229,8 +314,18 @@ int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
 		ret = seize_tasks(tr, err, errlen);
 	} while (ret > 0);
 	if (ret == 0 && tr->nt == 0) {
-		snprintf(err, errlen, "no process %d", pid);
-		ret = -ESRCH;
+		char state, who[96];
+		pid_t tracer;
+
+		if (task_status(pid, pid, &state, &tracer) && state == 'Z') {
+			name_process(parent_of(pid), who, sizeof(who));
+			snprintf(err, errlen, "cannot trace process %d: it is a zombie (it exited; its "
+				 "parent %s has not reaped it)", pid, who);
+			ret = -EPERM;
+		} else {
+			snprintf(err, errlen, "no process %d", pid);
+			ret = -ESRCH;
+		}
 	}
 	if (ret == 0) {
 		ret = open_mem(tr);

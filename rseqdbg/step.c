@@ -1994,6 +1994,8 @@ int cmd_step(int argc, char **argv)
 			s->abort);
 	}
 	first = st.o.tid ? st.o.tid : st.tr.pid;
+	if (!st.o.tid && !rd_pt_thread(&st.tr, first) && st.tr.nt)
+		first = st.tr.t[0].tid; /* the main thread exited, the others run on */
 
 	if (st.o.lock_others || st.o.from == NULL) {
 		/* Stop the thread to step now; with --lock-others every thread. */
@@ -2033,7 +2035,9 @@ int cmd_step(int argc, char **argv)
 		struct rd_thread *t = rd_pt_thread(&st.tr, first);
 
 		if (!t || t->state != RD_T_STOPPED) {
-			ret = rd_error("thread %d did not stop", first);
+			ret = rd_error(t && t->state == RD_T_GONE ? "thread %d exited before it stopped"
+								 : "thread %d did not stop",
+				       first);
 			goto out;
 		}
 		set_cur(&st, t);
