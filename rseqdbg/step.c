@@ -30,6 +30,7 @@
 #include "breakpoint.h"
 #include "common.h"
 #include "guard.h"
+#include "pin.h"
 #include "procmaps.h"
 #include "ptrace.h"
 #include "rseqarea.h"
@@ -75,7 +76,7 @@ struct opts {
 	pid_t pid, tid;
 	const char *from, *until;
 	uint64_t count;
-	bool finish, quiet, detach, lock_others, no_signals, single_step;
+	bool finish, quiet, detach, lock_others, no_signals, single_step, no_pin;
 	char **argv;
 };
 
@@ -154,6 +155,7 @@ static void on_fatal(int sig)
 {
 	/* Nothing of ours may stay in the tracee, even if we crash. */
 	rd_bp_remove_all();
+	rd_pin_release();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -161,6 +163,7 @@ static void on_fatal(int sig)
 static void bp_atexit(void)
 {
 	rd_bp_remove_all();
+	rd_pin_release();
 }
 
 static void install_handlers(void)
@@ -627,6 +630,8 @@ static void set_cur(struct stepper *st, struct rd_thread *t)
 	st->cur = t;
 	st->cur_tid = t->tid;
 	st->have_rcfg = rd_rseq_config(t->tid, &st->rcfg) == 0;
+	if (!st->o.no_pin)
+		rd_pin_hold(st->tr.pid, t->tid);
 }
 
 /* Re-find cur after the thread array grew (pointers move). */
@@ -657,6 +662,7 @@ static void release_child(struct stepper *st, const struct rd_event *ev)
 		/* After vfork the child shares our tracee's memory: leave it untouched. */
 		if (!ev->code && rd_bp_count())
 			rd_bp_restore_in(child);
+		rd_pin_child(ev->tid, child);
 		rd_pt_child_detach(child);
 	}
 	print_event(st, "fork", ev->tid, "%s child %d (not followed, runs on its own)",
@@ -667,6 +673,7 @@ static void handle_exec(struct stepper *st, const struct rd_event *ev)
 {
 	rd_bp_forget();
 	rd_bp_attach(st->tr.pid, st->tr.memfd);
+	rd_pin_renamed((pid_t)ev->msg, ev->tid);
 	st->nseen = 0;
 	load_modules(st);
 	st->in_exec = true;
@@ -726,6 +733,7 @@ static void handle_other(struct stepper *st, const struct rd_event *ev)
 			rd_pt_cont(&st->tr, t, ev->sig);
 		return;
 	case RD_EV_CLONE:
+		rd_pin_child(ev->tid, (pid_t)ev->msg);
 		print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)", ev->tid);
 		break;
 	case RD_EV_FORK:
@@ -792,6 +800,7 @@ static int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeou
 		}
 		switch (ev->kind) {
 		case RD_EV_CLONE:
+			rd_pin_child(ev->tid, (pid_t)ev->msg);
 			print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)",
 				    ev->tid);
 			resume_cur(st, how, 0);
@@ -1640,6 +1649,8 @@ static void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 				o->pending_sig = ev.sig;
 			if (o && o->state == RD_T_STOPPED)
 				undo_bp_trap(o->tid, &ev, &r, true);
+			if (ev.kind == RD_EV_CLONE)
+				rd_pin_child(ev.tid, (pid_t)ev.msg);
 			if (ev.kind == RD_EV_FORK)
 				release_child(st, &ev);
 			continue;
@@ -1656,6 +1667,8 @@ static void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 		undo_bp_trap(tid, &ev, &r, true);
 		if (ev.kind == RD_EV_FORK)
 			release_child(st, &ev);
+		if (ev.kind == RD_EV_CLONE)
+			rd_pin_child(ev.tid, (pid_t)ev.msg);
 		if (ev.kind == RD_EV_CLONE || ev.kind == RD_EV_FORK) {
 			rd_pt_cont(&st->tr, t, 0);
 			rd_pt_interrupt(t);
@@ -1686,6 +1699,7 @@ static void stop_all(struct stepper *st)
 static void finish_tracee(struct stepper *st, bool detach)
 {
 	rd_bp_remove_all();
+	rd_pin_release();
 	if (st->tr.exited && !st->tr.launched)
 		return;
 	if (st->tr.launched && !detach) {
@@ -1801,6 +1815,8 @@ static void usage(FILE *f)
 		"  --no-signals         do not deliver signals to the stepped thread\n"
 		"  --single-step        stop after every instruction (default: run straight-line\n"
 		"                       code between breakpoints, counting the same instructions)\n"
+		"  --no-pin             leave the stepped thread's CPU affinity alone (default: hold\n"
+		"                       it and rseqdbg on one CPU while stepping, then restore it)\n"
 		"  -h, --help           this help\n\n"
 		"SYM is a function name as the source spells it, FILE:LINE or an address.\n");
 }
@@ -1816,6 +1832,7 @@ enum {
 	OPT_LOCK,
 	OPT_NOSIG,
 	OPT_SINGLE,
+	OPT_NOPIN,
 };
 
 static int parse_opts(struct opts *o, int argc, char **argv)
@@ -1834,6 +1851,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "lock-others", no_argument, NULL, OPT_LOCK },
 		{ "no-signals", no_argument, NULL, OPT_NOSIG },
 		{ "single-step", no_argument, NULL, OPT_SINGLE },
+		{ "no-pin", no_argument, NULL, OPT_NOPIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1884,6 +1902,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_SINGLE:
 			o->single_step = true;
+			break;
+		case OPT_NOPIN:
+			o->no_pin = true;
 			break;
 		case 'h':
 			usage(stdout);
