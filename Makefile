@@ -56,9 +56,6 @@ TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 
-VMLINUX_H  := $(BUILD)/bpf/vmlinux.h
-BTF        := /sys/kernel/btf/vmlinux
-
 .PHONY: FORCE all check demo bench fuzz install uninstall clean deps tests format
 .DELETE_ON_ERROR:
 
@@ -83,15 +80,11 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 # --- BPF objects and skeletons ---------------------------------------------
-# vmlinux.h comes from this kernel's BTF when it has one, else the checked-in copy.
-$(VMLINUX_H):
+# bpf/vmlinux.h holds the few kernel types the programs use, relocated by CO-RE at load
+# time: the object does not depend on the kernel of the build machine.
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
-	if [ -r $(BTF) ]; then $(BPFTOOL) btf dump file $(BTF) format c > $@; \
-	else cp bpf/vmlinux.h.in $@; fi
-
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
-	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibpf -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@

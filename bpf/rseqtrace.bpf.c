@@ -12,6 +12,18 @@
  * keeps those as pending marks (and the kernel's mask read at switch-in) until an abort.
  * An abort with neither was caused by something that sets the mask itself: in practice a
  * membarrier RSEQ IPI.
+ *
+ * Since 6.19 the kernel keeps no event mask: task_struct.rseq is a struct rseq_data whose
+ * event bytes (sched_switch, ids_changed, user_irq) only live between the entry into the
+ * kernel and the return to user space, and rseq_update fires only when the ids change. The
+ * marks are then replaced at every switch-in, and the event bytes are recorded with each
+ * abort for what they tell.
+ *
+ * Counting: a tracing program is skipped by the kernel while the same program is already
+ * running on that CPU (its recursion guard). Where tracepoint callbacks may be preempted
+ * (kernels with preemptible tracepoints), a thread preempted inside rseq_ip_fixup makes
+ * the kernel skip the program for the next abort on that CPU. A second, short program on
+ * the same tracepoint counts the aborts the first one did not see.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -45,6 +57,9 @@ struct rt_task {
 	__u32 pending; /* since its last abort */
 	__u32 kmask;
 	__u32 migrated; /* sched_migrate_task moved the thread since it last ran */
+	/* The abort rseq_ip_fixup counted last, until rseq_ip_fixup_backup has seen it. */
+	__u64 seen_regs_ip;
+	__u64 seen_start_ip;
 };
 
 struct {
@@ -139,11 +154,36 @@ static __always_inline bool match_task(struct task_struct *t)
 	return true;
 }
 
+/* The thread's registered rseq area, NULL when it has none, on either task_struct layout. */
+static __always_inline struct rseq *task_rseq(struct task_struct *t)
+{
+	if (bpf_core_type_exists(struct rseq_data___v619))
+		return BPF_CORE_READ((struct task_struct___v619 *)t, rseq.usrptr);
+	return BPF_CORE_READ((struct task_struct___pre619 *)t, rseq);
+}
+
+static __always_inline bool has_event_mask(struct task_struct *t)
+{
+	return bpf_core_field_exists(((struct task_struct___pre619 *)t)->rseq_event_mask);
+}
+
 /* Kernels up to 6.18 keep rseq_event_mask and fire rseq_update on every return to user
  * space after an event; later ones do neither. */
 static __always_inline bool event_mask_era(struct task_struct *t)
 {
-	return !rt_cfg.no_event_mask && bpf_core_field_exists(t->rseq_event_mask);
+	return !rt_cfg.no_event_mask && has_event_mask(t);
+}
+
+/* What the kernel recorded about this entry into it (6.19+), as RT_KEV_* bits. */
+static __always_inline __u32 kernel_events(struct task_struct *t)
+{
+	struct task_struct___v619 *n = (void *)t;
+
+	if (!bpf_core_type_exists(struct rseq_data___v619))
+		return 0;
+	return RT_KEV_VALID | (BPF_CORE_READ(n, rseq.event.sched_switch) ? RT_KEV_SCHED_SWITCH : 0) |
+	       (BPF_CORE_READ(n, rseq.event.ids_changed) ? RT_KEV_IDS_CHANGED : 0) |
+	       (BPF_CORE_READ(n, rseq.event.user_irq) ? RT_KEV_USER_IRQ : 0);
 }
 
 static __always_inline struct rt_task *task_state(struct task_struct *t, bool create)
@@ -265,23 +305,19 @@ static __always_inline __u32 hist_slot(__u64 off, __u64 len)
 	return slot;
 }
 
-SEC("tp_btf/rseq_ip_fixup")
-int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
-	     unsigned long post_commit_offset, unsigned long abort_ip)
+/* Count one abort; with full set, also send its event. ts may be NULL. */
+static __always_inline void account_abort(void *ctx, struct task_struct *t, struct rt_task *ts,
+					  __u64 regs_ip, __u64 start_ip, __u64 post_commit_offset,
+					  __u64 abort_ip, bool full)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
 	struct rt_section_key key = { .tgid = t->tgid, .start_ip = start_ip };
 	__u32 cpu = bpf_get_smp_processor_id(), cause, marks = 0, pending = 0, kmask = 0;
 	struct rt_section *sec;
 	struct rt_stats *s;
-	struct rt_task *ts;
 	struct rt_proc *p;
 	struct rt_cpu *c;
 	struct rt_event *e;
 
-	if (!match_task(t))
-		return 0;
-	ts = task_state(t, false);
 	if (ts) {
 		marks = ts->marks;
 		pending = ts->pending | (ts->kmask & 7);
@@ -298,6 +334,8 @@ int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
 		cause = RT_CAUSE_DEFERRED;
 	else
 		cause = RT_CAUSE_UNKNOWN;
+	if (!has_event_mask(t))
+		kmask = kernel_events(t);
 
 	sec = bpf_map_lookup_elem(&sections, &key);
 	if (!sec) {
@@ -329,6 +367,8 @@ int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
 			s->cause[cause]++;
 		if (!sec)
 			s->map_full++;
+		if (!full)
+			s->backup_aborts++;
 	}
 	p = get_proc(t);
 	if (p)
@@ -337,9 +377,11 @@ int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
 	if (c)
 		__sync_fetch_and_add(&c->aborts, 1);
 
+	if (!full)
+		return;
 	e = event_reserve(t, RT_EV_ABORT);
 	if (!e)
-		return 0;
+		return;
 	e->a0 = regs_ip;
 	e->a1 = start_ip;
 	e->a2 = post_commit_offset;
@@ -353,6 +395,45 @@ int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
 		e->nstack = n > 0 ? n / sizeof(__u64) : 0;
 	}
 	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/rseq_ip_fixup")
+int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
+	     unsigned long post_commit_offset, unsigned long abort_ip)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rt_task *ts;
+
+	if (!match_task(t))
+		return 0;
+	/* Without the thread's storage the backup program cannot know this abort was counted:
+	 * leave it to that one. */
+	ts = task_state(t, true);
+	if (!ts)
+		return 0;
+	ts->seen_regs_ip = regs_ip;
+	ts->seen_start_ip = start_ip;
+	account_abort(ctx, t, ts, regs_ip, start_ip, post_commit_offset, abort_ip, true);
+	return 0;
+}
+
+/* Runs after rseq_ip_fixup on the same tracepoint (attached second): counts the abort when
+ * the kernel skipped that program for it. */
+SEC("tp_btf/rseq_ip_fixup")
+int BPF_PROG(rseq_ip_fixup_backup, unsigned long regs_ip, unsigned long start_ip,
+	     unsigned long post_commit_offset, unsigned long abort_ip)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rt_task *ts = task_state(t, false);
+
+	if (ts && ts->seen_regs_ip == regs_ip && ts->seen_start_ip == start_ip) {
+		ts->seen_regs_ip = ts->seen_start_ip = 0;
+		return 0;
+	}
+	if (!match_task(t))
+		return 0;
+	ts = task_state(t, true);
+	account_abort(ctx, t, ts, regs_ip, start_ip, post_commit_offset, abort_ip, false);
 	return 0;
 }
 
@@ -389,7 +470,7 @@ int BPF_PROG(rseq_update, struct task_struct *t)
 		return 0;
 	e->a0 = cpu;
 	if (bpf_core_field_exists(struct trace_event_raw_rseq_update, node_id)) {
-		struct rseq *r = t->rseq;
+		struct rseq *r = task_rseq(t);
 		__u32 ids[2] = {};
 
 		/* The kernel has just written them into the thread's rseq area. */
@@ -407,7 +488,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct rt_task *ts;
 	__u32 m;
 
-	if (!next->rseq || !match_task(next))
+	if (!task_rseq(next) || !match_task(next))
 		return 0;
 	ts = task_state(next, true);
 	if (!ts)
@@ -421,8 +502,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		ts->marks = m;
 	ts->pending |= m;
 	ts->migrated = 0;
-	if (bpf_core_field_exists(next->rseq_event_mask))
-		ts->kmask = BPF_CORE_READ(next, rseq_event_mask);
+	if (has_event_mask(next))
+		ts->kmask = BPF_CORE_READ((struct task_struct___pre619 *)next, rseq_event_mask);
 	return 0;
 }
 
@@ -436,7 +517,7 @@ int BPF_PROG(sched_migrate_task, struct task_struct *t, int dest_cpu)
 	struct rt_cpu *c;
 	struct rt_event *e;
 
-	if (!t->rseq || !match_task(t))
+	if (!task_rseq(t) || !match_task(t))
 		return 0;
 	ts = task_state(t, true);
 	if (ts)
@@ -468,7 +549,7 @@ int BPF_PROG(signal_deliver, int sig, struct kernel_siginfo *info, struct k_siga
 	struct rt_proc *p;
 	struct rt_event *e;
 
-	if (!t->rseq || !match_task(t))
+	if (!task_rseq(t) || !match_task(t))
 		return 0;
 	ts = task_state(t, true);
 	if (ts) {

@@ -34,6 +34,13 @@ enum rt_cause {
 #define RT_FEAT_NODE_MMCID (1u << 1) /* rseq_update carries node_id and mm_cid (6.3+) */
 #define RT_FEAT_TASK_MMCID (1u << 2) /* task_struct.mm_cid */
 
+/* rt_event.kmask on kernels without rseq_event_mask (6.19+): task_struct.rseq.event at the
+ * abort. */
+#define RT_KEV_SCHED_SWITCH (1u << 0) /* scheduled, or a membarrier RSEQ IPI */
+#define RT_KEV_IDS_CHANGED (1u << 1)  /* cpu_id or mm_cid changes: migrated, or a new cid */
+#define RT_KEV_USER_IRQ (1u << 2)     /* entered the kernel by an interrupt from user space */
+#define RT_KEV_VALID (1u << 8)
+
 enum rt_event_type {
 	RT_EV_ABORT = 1,
 	RT_EV_UPDATE = 2,  /* a0 cpu_id, a1 node_id, a2 mm_cid */
@@ -101,6 +108,9 @@ struct rt_stats {
 	__u64 notify_drops;  /* failed reservations in the section notify ring buffer */
 	__u64 map_full;	     /* aggregation entries that could not be created */
 	__u64 vma_misses;    /* sections whose file could not be read in the kernel */
+	/* aborts the kernel did not run rseq_ip_fixup for, counted by rseq_ip_fixup_backup:
+	 * no event was sent for them */
+	__u64 backup_aborts;
 };
 
 struct rt_event {
@@ -113,7 +123,8 @@ struct rt_event {
 	__u64 a0, a1, a2, a3;
 	__u32 cause;  /* enum rt_cause (aborts) */
 	__u32 marks;  /* RT_MARK_* since the last return to user space, | pending ones << 8 */
-	__u32 kmask;  /* task_struct.rseq_event_mask when the thread was last switched in */
+	__u32 kmask;  /* task_struct.rseq_event_mask when the thread was last switched in, or
+		       * RT_KEV_* since 6.19 */
 	__u32 nstack; /* user frames in stack[] */
 	__u64 stack[RT_MAX_STACK];
 };

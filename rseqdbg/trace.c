@@ -196,7 +196,17 @@ static void json_abort(struct trace_ctx *c, const struct rt_event *e, const stru
 	jw_kstr(w, "cause", rd_cause_name(e->cause));
 	jw_ku64(w, "marks", e->marks & 0xff);
 	jw_ku64(w, "pending_marks", e->marks >> 8);
-	jw_ku64(w, "kernel_event_mask", e->kmask);
+	if (!(e->kmask & RT_KEV_VALID)) {
+		jw_ku64(w, "kernel_event_mask", e->kmask);
+		return;
+	}
+	/* 6.19+: what task_struct.rseq.event held at the abort. */
+	jw_key(w, "kernel_events");
+	jw_obj_open(w);
+	jw_kbool(w, "sched_switch", e->kmask & RT_KEV_SCHED_SWITCH);
+	jw_kbool(w, "ids_changed", e->kmask & RT_KEV_IDS_CHANGED);
+	jw_kbool(w, "user_irq", e->kmask & RT_KEV_USER_IRQ);
+	jw_obj_close(w);
 }
 
 static int on_event(void *ctx, const struct rt_event *e)
@@ -454,7 +464,17 @@ int cmd_trace(int argc, char **argv)
 	c.w = rd.jw;
 	rd_features_probe(&f);
 	if (check) {
-		rd_features_print(&f);
+		char why[512];
+		const char *need = rd_tracer_privilege_missing();
+
+		/* A mode is named only once the programs have loaded on this kernel. */
+		if (need)
+			return rd_error("--check loads the BPF programs: %s", need);
+		if (!rd_features_missing(&f) && rd_tracer_check(&f, why, sizeof(why))) {
+			rd_features_print(&f, why);
+			return EXIT_FINDINGS;
+		}
+		rd_features_print(&f, NULL);
 		return rd_features_missing(&f) ? EXIT_FINDINGS : EXIT_OK;
 	}
 	if (interval && !c.summary)

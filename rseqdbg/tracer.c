@@ -107,6 +107,31 @@ static bool btf_has_member(const struct btf *btf, const char *sname, const char 
 	return false;
 }
 
+/* The kind of a struct member's type (typedefs and qualifiers skipped), 0 when absent. */
+static int btf_member_kind(const struct btf *btf, const char *sname, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+	const struct btf_type *t;
+	const struct btf_member *m;
+
+	if (id <= 0)
+		return 0;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+
+		if (n && !strcmp(n, member)) {
+			const struct btf_type *mt = btf__type_by_id(btf, m->type);
+
+			while (mt && (btf_is_typedef(mt) || btf_is_mod(mt)))
+				mt = btf__type_by_id(btf, mt->type);
+			return mt ? btf_kind(mt) : 0;
+		}
+	}
+	return 0;
+}
+
 static bool btf_has_enumval(const struct btf *btf, const char *ename, const char *val)
 {
 	int id = btf__find_by_name_kind(btf, ename, BTF_KIND_ENUM);
@@ -150,6 +175,9 @@ int rd_features_probe(struct rd_features *f)
 	f->tp_signal = btf_has_type(btf, "btf_trace_signal_deliver", BTF_KIND_TYPEDEF);
 	f->tp_fork = btf_has_type(btf, "btf_trace_sched_process_fork", BTF_KIND_TYPEDEF);
 	f->event_mask = btf_has_member(btf, "task_struct", "rseq_event_mask");
+	f->rseq_ptr = btf_member_kind(btf, "task_struct", "rseq") == BTF_KIND_PTR;
+	f->rseq_data = btf_member_kind(btf, "task_struct", "rseq") == BTF_KIND_STRUCT &&
+		       btf_has_member(btf, "rseq_data", "usrptr");
 	f->node_mmcid = btf_has_member(btf, "trace_event_raw_rseq_update", "node_id");
 	f->find_vma = btf_has_enumval(btf, "bpf_func_id", "BPF_FUNC_find_vma");
 	f->task_storage = btf_has_enumval(btf, "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE");
@@ -174,6 +202,9 @@ const char *rd_features_missing(const struct rd_features *f)
 		return "this kernel has no bpf_find_vma helper (Linux 5.17+)";
 	if (!f->tp_switch || !f->tp_migrate)
 		return "this kernel lacks sched:sched_switch or sched:sched_migrate_task";
+	if (!f->rseq_ptr && !f->rseq_data)
+		return "this kernel's task_struct has neither rseq layout the tracer reads (a "
+		       "struct rseq pointer up to 6.18, a struct rseq_data since 6.19)";
 	return NULL;
 }
 
@@ -192,11 +223,12 @@ static const char *mode_desc(enum rd_trace_mode m)
 	return m == RD_MODE_EVENT_MASK
 		       ? "causes from scheduler and signal events, cleared at every rseq_update; "
 			 "an abort with none recorded is a membarrier RSEQ IPI or similar"
-		       : "no rseq_event_mask (6.19-style rseq): causes inferred from the latest "
-			 "scheduler or signal event; membarrier IPIs cannot be told apart";
+		       : "no rseq_event_mask (6.19+ rseq): causes from the latest scheduler or "
+			 "signal event before the abort; a membarrier RSEQ IPI counts as the "
+			 "preemption before it";
 }
 
-void rd_features_print(const struct rd_features *f)
+void rd_features_print(const struct rd_features *f, const char *load_err)
 {
 	const char *missing = rd_features_missing(f);
 	static const struct {
@@ -219,6 +251,10 @@ void rd_features_print(const struct rd_features *f)
 		  "tracepoint sched:sched_process_fork (following children)" },
 		{ "rseq_event_mask", offsetof(struct rd_features, event_mask),
 		  "task_struct.rseq_event_mask (exact causes; up to 6.18)" },
+		{ "rseq_pointer", offsetof(struct rd_features, rseq_ptr),
+		  "task_struct.rseq: pointer to the area (up to 6.18)" },
+		{ "rseq_data", offsetof(struct rd_features, rseq_data),
+		  "task_struct.rseq: struct rseq_data with event bytes (6.19+)" },
 		{ "node_id_mm_cid", offsetof(struct rd_features, node_mmcid),
 		  "rseq_update node_id and mm_cid (6.3+)" },
 		{ "ringbuf", offsetof(struct rd_features, ringbuf), "BPF ring buffer (5.8+)" },
@@ -236,6 +272,9 @@ void rd_features_print(const struct rd_features *f)
 		for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
 			jw_kbool(rd.jw, items[i].name, *(const bool *)((const char *)f + items[i].off));
 		jw_obj_close(rd.jw);
+		if (!missing)
+			missing = load_err;
+		jw_kbool(rd.jw, "loaded", !load_err);
 		jw_kbool(rd.jw, "supported", !missing);
 		jw_kstr(rd.jw, "missing", missing);
 		jw_kstr(rd.jw, "mode", missing ? NULL : rd_mode_name(m));
@@ -250,6 +289,10 @@ void rd_features_print(const struct rd_features *f)
 		       items[i].what);
 	if (!f->btf)
 		printf("BTF: %s\n", f->btf_err);
+	if (!missing)
+		missing = load_err;
+	printf("%-4s %-20s %s\n", load_err ? "no" : "yes", "programs_load",
+	       "the tracer's BPF programs load and pass the verifier");
 	if (missing)
 		printf("mode: none: %s\n", missing);
 	else
@@ -430,7 +473,17 @@ int rd_tracer_add_pid(struct rd_tracer *t, pid_t pid)
 
 int rd_tracer_attach(struct rd_tracer *t, char *err, size_t errlen)
 {
-	int ret = rseqtrace_bpf__attach(t->skel);
+	int ret;
+
+	/* Probes of one tracepoint run in the order they were attached: the backup program
+	 * must run after the one whose skipped aborts it counts. */
+	t->skel->links.rseq_ip_fixup = bpf_program__attach(t->skel->progs.rseq_ip_fixup);
+	if (!t->skel->links.rseq_ip_fixup) {
+		ret = -errno;
+		snprintf(err, errlen, "attaching rseq_ip_fixup failed: %s", strerror(-ret));
+		return ret;
+	}
+	ret = rseqtrace_bpf__attach(t->skel);
 
 	if (ret) {
 		snprintf(err, errlen, "attaching the BPF programs failed: %s", strerror(-ret));
@@ -460,6 +513,16 @@ int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ct
 	t->fn_ctx = ctx;
 	ret = ring_buffer__poll(t->rb, timeout_ms);
 	return ret == -EINTR ? 0 : ret < 0 ? ret : 0;
+}
+
+int rd_tracer_check(const struct rd_features *f, char *err, size_t errlen)
+{
+	struct rd_tracer_opts o = { .emit = 1u << RT_EV_ABORT };
+	struct rd_tracer *t;
+	int ret = rd_tracer_open(&o, f, &t, err, errlen);
+
+	rd_tracer_free(t);
+	return ret;
 }
 
 void rd_tracer_free(struct rd_tracer *t)
@@ -765,6 +828,18 @@ static int cmp_sections(const void *a, const void *b)
 	return x->key.start_ip < y->key.start_ip ? -1 : x->key.start_ip > y->key.start_ip;
 }
 
+/* Runs the kernel skipped because the program was already running on the CPU. */
+static uint64_t prog_skipped(const struct bpf_program *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(p);
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
 int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 {
 	int fd_stats = bpf_map__fd(t->skel->maps.stats);
@@ -821,6 +896,11 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 	}
 	if (s->nsections)
 		qsort(s->sections, s->nsections, sizeof(*s->sections), cmp_sections);
+	s->fixup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup);
+	s->backup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup_backup);
+	s->events_skipped = prog_skipped(t->skel->progs.sched_switch) +
+			    prog_skipped(t->skel->progs.sched_migrate_task) +
+			    prog_skipped(t->skel->progs.signal_deliver);
 	cap = 0;
 	while (!bpf_map_get_next_key(fd_procs, pprev, &pkey)) {
 		pprev = &pkey;
@@ -978,8 +1058,18 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, 
 		       (uint64_t)s->cpus[c].aborts, (uint64_t)s->cpus[c].migrations_in,
 		       (uint64_t)s->cpus[c].updates);
 	}
-	if (g->ringbuf_drops || g->notify_drops || g->map_full)
+	if (g->ringbuf_drops || g->notify_drops || g->map_full || s->fixup_skipped ||
+	    s->backup_skipped || s->events_skipped)
 		fprintf(f, "\n");
+	if (s->fixup_skipped || s->backup_skipped)
+		fprintf(f, "the kernel skipped the abort program %" PRIu64 " times and its backup %"
+			PRIu64 " times (a program already running on that CPU; any process); the "
+			"backup counted %" PRIu64 " of the aborts, without events\n",
+			s->fixup_skipped, s->backup_skipped, (uint64_t)g->backup_aborts);
+	if (s->events_skipped)
+		fprintf(f, "the kernel skipped the scheduler and signal programs %" PRIu64
+			" times: causes and migrations may lack those events\n",
+			s->events_skipped);
 	if (g->ringbuf_drops)
 		fprintf(f, "ring buffer: %" PRIu64 " events dropped (failed reservations); the counts "
 		       "above are kept in the kernel and are complete\n",
@@ -1023,6 +1113,10 @@ void rd_summary_json(struct rd_tracer *t, const struct rd_summary *s, struct jw 
 	jw_ku64(w, "ringbuf_drops", g->ringbuf_drops);
 	jw_ku64(w, "notify_drops", g->notify_drops);
 	jw_ku64(w, "map_full", g->map_full);
+	jw_ku64(w, "backup_aborts", g->backup_aborts);
+	jw_ku64(w, "fixup_program_skipped", s->fixup_skipped);
+	jw_ku64(w, "backup_program_skipped", s->backup_skipped);
+	jw_ku64(w, "event_programs_skipped", s->events_skipped);
 	jw_key(w, "sections");
 	jw_arr_open(w);
 	for (size_t i = 0; i < s->nsections && (top <= 0 || (int)i < top); i++) {

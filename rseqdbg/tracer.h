@@ -25,6 +25,8 @@ struct rd_features {
 	bool tp_signal;	       /* signal:signal_deliver */
 	bool tp_fork;	       /* sched:sched_process_fork */
 	bool event_mask;       /* task_struct.rseq_event_mask (kernels up to 6.18) */
+	bool rseq_ptr;	       /* task_struct.rseq is a pointer to the area (up to 6.18) */
+	bool rseq_data;	       /* task_struct.rseq is a struct rseq_data (6.19+) */
 	bool node_mmcid;       /* rseq_update carries node_id and mm_cid (6.3+) */
 	bool find_vma;	       /* bpf_find_vma helper (5.17+) */
 	bool task_storage;     /* BPF_MAP_TYPE_TASK_STORAGE (5.11+) */
@@ -41,8 +43,9 @@ int rd_features_probe(struct rd_features *f);
 const char *rd_features_missing(const struct rd_features *f);
 enum rd_trace_mode rd_features_mode(const struct rd_features *f);
 const char *rd_mode_name(enum rd_trace_mode m);
-/* Print the features and the mode (plain or JSON). */
-void rd_features_print(const struct rd_features *f);
+/* Print the features, whether the programs loaded (load_err NULL) and the mode in use
+ * (plain or JSON). */
+void rd_features_print(const struct rd_features *f, const char *load_err);
 
 /* NULL when this process may load and attach the tracer, else the one-line requirement. */
 const char *rd_tracer_privilege_missing(void);
@@ -71,6 +74,8 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 /* Add a process to the in-kernel pid filter (after open, before or after attach). */
 int rd_tracer_add_pid(struct rd_tracer *t, pid_t pid);
 int rd_tracer_attach(struct rd_tracer *t, char *err, size_t errlen);
+/* Open and load the programs as a trace would, then unload them: what --check reports. */
+int rd_tracer_check(const struct rd_features *f, char *err, size_t errlen);
 /* Poll both ring buffers for up to timeout_ms; fn gets each event (may be NULL). */
 int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ctx);
 void rd_tracer_free(struct rd_tracer *t); /* detaches and unloads; NULL-safe */
@@ -120,6 +125,13 @@ struct rd_summary {
 		struct rt_proc v;
 	} *procs;
 	size_t nprocs;
+	/* Runs the kernel skipped because the program was already running on that CPU (its
+	 * recursion guard), for every process since load: the aborts rseq_ip_fixup missed
+	 * (counted by the backup program when it ran: total.backup_aborts), the backup's own,
+	 * and the scheduler and signal programs' (causes and migrations may miss events). */
+	uint64_t fixup_skipped;
+	uint64_t backup_skipped;
+	uint64_t events_skipped;
 	double seconds; /* covered by the counts */
 	double recent_seconds; /* since the previous summary; 0 when none */
 	uint64_t recent_aborts;
