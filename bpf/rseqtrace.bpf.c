@@ -62,10 +62,14 @@ struct rt_task {
 	__u64 seen_start_ip;
 };
 
+/* Per-thread state, keyed by thread id and removed when the thread exits. A hash map
+ * rather than task storage: creating task storage allocates with kmalloc_nolock() on
+ * 6.19+, which fails on CPUs without cmpxchg16b (QEMU's -cpu max,-cx16). */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(max_entries, RT_MAX_THREADS);
+	__type(key, __u32);
 	__type(value, struct rt_task);
 } tasks SEC(".maps");
 
@@ -188,7 +192,18 @@ static __always_inline __u32 kernel_events(struct task_struct *t)
 
 static __always_inline struct rt_task *task_state(struct task_struct *t, bool create)
 {
-	return bpf_task_storage_get(&tasks, t, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	struct rt_task *ts, init = {};
+	__u32 tid = t->pid;
+	struct rt_stats *s;
+
+	ts = bpf_map_lookup_elem(&tasks, &tid);
+	if (ts || !create)
+		return ts;
+	bpf_map_update_elem(&tasks, &tid, &init, BPF_NOEXIST);
+	ts = bpf_map_lookup_elem(&tasks, &tid);
+	if (!ts && (s = get_stats()))
+		s->storage_misses++;
+	return ts;
 }
 
 static __always_inline struct rt_proc *get_proc(struct task_struct *t)
@@ -567,6 +582,15 @@ int BPF_PROG(signal_deliver, int sig, struct kernel_siginfo *info, struct k_siga
 		return 0;
 	e->a0 = sig;
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit)
+{
+	__u32 tid = bpf_get_current_task_btf()->pid;
+
+	bpf_map_delete_elem(&tasks, &tid);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #define RT_HIST_SLOTS 16 /* log2 buckets of regs_ip - start_ip; the last one also holds "outside" */
 #define RT_MAX_STACK 32	 /* user frames kept with an abort event (--stack) */
 #define RT_MAX_FILTER 1024
+#define RT_MAX_THREADS 65536 /* threads with per-thread state at once */
 #define RT_CGROUP_DEPTH 16 /* --cgroup matches tasks this many levels below at most */
 
 /* Why a section was aborted, in the order the tracer prefers when several apply. */
@@ -111,6 +112,7 @@ struct rt_stats {
 	/* aborts the kernel did not run rseq_ip_fixup for, counted by rseq_ip_fixup_backup:
 	 * no event was sent for them */
 	__u64 backup_aborts;
+	__u64 storage_misses; /* per-thread state that could not be created */
 };
 
 struct rt_event {

@@ -36,7 +36,6 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_ARRAY = 2,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_RINGBUF = 27,
-	BPF_MAP_TYPE_TASK_STORAGE = 29,
 };
 
 enum {
@@ -53,10 +52,6 @@ enum {
 enum {
 	BPF_F_SKIP_FIELD_MASK = 255,
 	BPF_F_USER_STACK = 256,
-};
-
-enum {
-	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
 };
 
 /* uapi/linux/rseq.h: the thread's registered area (ABI). */

@@ -180,7 +180,6 @@ int rd_features_probe(struct rd_features *f)
 		       btf_has_member(btf, "rseq_data", "usrptr");
 	f->node_mmcid = btf_has_member(btf, "trace_event_raw_rseq_update", "node_id");
 	f->find_vma = btf_has_enumval(btf, "bpf_func_id", "BPF_FUNC_find_vma");
-	f->task_storage = btf_has_enumval(btf, "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE");
 	f->ringbuf = btf_has_enumval(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF");
 	btf__free(btf);
 	return 0;
@@ -196,8 +195,6 @@ const char *rd_features_missing(const struct rd_features *f)
 		       "Linux 4.18+ with CONFIG_RSEQ)";
 	if (!f->ringbuf)
 		return "this kernel has no BPF ring buffer (Linux 5.8+)";
-	if (!f->task_storage)
-		return "this kernel has no BPF task storage (Linux 5.11+)";
 	if (!f->find_vma)
 		return "this kernel has no bpf_find_vma helper (Linux 5.17+)";
 	if (!f->tp_switch || !f->tp_migrate)
@@ -258,8 +255,6 @@ void rd_features_print(const struct rd_features *f, const char *load_err)
 		{ "node_id_mm_cid", offsetof(struct rd_features, node_mmcid),
 		  "rseq_update node_id and mm_cid (6.3+)" },
 		{ "ringbuf", offsetof(struct rd_features, ringbuf), "BPF ring buffer (5.8+)" },
-		{ "task_storage", offsetof(struct rd_features, task_storage),
-		  "BPF task storage (5.11+)" },
 		{ "find_vma", offsetof(struct rd_features, find_vma),
 		  "bpf_find_vma (5.17+): section files resolved in the kernel" },
 	};
@@ -1058,7 +1053,7 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, 
 		       (uint64_t)s->cpus[c].aborts, (uint64_t)s->cpus[c].migrations_in,
 		       (uint64_t)s->cpus[c].updates);
 	}
-	if (g->ringbuf_drops || g->notify_drops || g->map_full || s->fixup_skipped ||
+	if (g->ringbuf_drops || g->notify_drops || g->map_full || g->storage_misses || s->fixup_skipped ||
 	    s->backup_skipped || s->events_skipped)
 		fprintf(f, "\n");
 	if (s->fixup_skipped || s->backup_skipped)
@@ -1070,6 +1065,9 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, 
 		fprintf(f, "the kernel skipped the scheduler and signal programs %" PRIu64
 			" times: causes and migrations may lack those events\n",
 			s->events_skipped);
+	if (g->storage_misses)
+		fprintf(f, "per-thread state: %" PRIu64 " entries could not be created: causes of "
+			"those threads' aborts are unknown\n", (uint64_t)g->storage_misses);
 	if (g->ringbuf_drops)
 		fprintf(f, "ring buffer: %" PRIu64 " events dropped (failed reservations); the counts "
 		       "above are kept in the kernel and are complete\n",
@@ -1114,6 +1112,7 @@ void rd_summary_json(struct rd_tracer *t, const struct rd_summary *s, struct jw 
 	jw_ku64(w, "notify_drops", g->notify_drops);
 	jw_ku64(w, "map_full", g->map_full);
 	jw_ku64(w, "backup_aborts", g->backup_aborts);
+	jw_ku64(w, "thread_state_misses", g->storage_misses);
 	jw_ku64(w, "fixup_program_skipped", s->fixup_skipped);
 	jw_ku64(w, "backup_program_skipped", s->backup_skipped);
 	jw_ku64(w, "event_programs_skipped", s->events_skipped);

@@ -29,7 +29,6 @@ struct rd_features {
 	bool rseq_data;	       /* task_struct.rseq is a struct rseq_data (6.19+) */
 	bool node_mmcid;       /* rseq_update carries node_id and mm_cid (6.3+) */
 	bool find_vma;	       /* bpf_find_vma helper (5.17+) */
-	bool task_storage;     /* BPF_MAP_TYPE_TASK_STORAGE (5.11+) */
 	bool ringbuf;	       /* BPF_MAP_TYPE_RINGBUF (5.8+) */
 };
 
