@@ -83,7 +83,7 @@ if sum(c.values()) != total:
 # membarrier). Under CPU load genuine preemptions take a share, so bounds, not a ratio.
 if c['signal'] > int(rep['signals']):
     errs.append('%d signal causes, %s signals delivered' % (c['signal'], rep['signals']))
-if total - c['signal'] > int(rep['switches']):
+if 'switches' in rep and total - c['signal'] > int(rep['switches']):
     errs.append('%d aborts without a signal cause, %s context switches: causes %s'
                 % (total - c['signal'], rep['switches'], c))
 if expect == 'preempt' and c['signal'] != 0:
@@ -126,8 +126,13 @@ PY
 run_case() { # name expect workload-args...
 	local name=$1 expect=$2 rc wrc why
 	shift 2
-	"$RSEQDBG" stat --json -o "$TMP/$name.json" -- python3 "$TMP/switches.py" "$TMP/$name.txt" \
-		"$W" "$@" --out "$TMP/$name.txt"
+	# The signal cases run under a wrapper that records the context switches; the others
+	# run the workload itself, the tracer's direct child, whose mappings it reads at once
+	# (a grandchild's are read when its first section is seen, too late for a tracer
+	# starved of CPU by an oversubscribed workload).
+	local wrap=()
+	[ "$expect" = signal ] && wrap=(python3 "$TMP/switches.py" "$TMP/$name.txt")
+	"$RSEQDBG" stat --json -o "$TMP/$name.json" -- "${wrap[@]}" "$W" "$@" --out "$TMP/$name.txt"
 	rc=$?
 	wrc=1
 	grep -q '^result=ok' "$TMP/$name.txt" 2>/dev/null && wrc=0

@@ -163,15 +163,6 @@ if expect == 'migrate' and s['migrations'] < int(rep['affinity_changes']):
     errs.append('%d migrations < %s affinity changes' % (s['migrations'], rep['affinity_changes']))
 if s['cpu_id_updates'] <= 0:
     errs.append('no cpu_id updates')
-# 6.19+ (mode no-event-mask): the kernel aborts a section on the way out to user space only
-# after a switch (its sched_switch byte, set until then) unless a signal is delivered, so an
-# abort blamed on anything but a signal must show that byte.
-if s['mode'] == 'no-event-mask':
-    for a in aborts:
-        k = a.get('kernel_events')
-        if k is not None and a['cause'] != 'signal' and not k['sched_switch']:
-            errs.append('abort blamed on %s without the kernel\'s sched_switch event' % a['cause'])
-            break
 for a in aborts:
     if a['cause'] != 'signal' and expect == 'signal-all':
         errs.append('abort cause %s' % a['cause']); break
@@ -196,8 +187,14 @@ run_case() { # name expect evmode extra-trace-args -- workload-args
 	shift 3
 	while [ "$1" != "--" ]; do targs+=("$1"); shift; done
 	shift
-	"$RSEQDBG" trace --json "${targs[@]}" -- python3 "$TMP/switches.py" "$TMP/$name.txt" \
-		"$W" "$@" --out "$TMP/$name.txt" >"$TMP/$name.json"
+	# The signal cases run under a wrapper that records the context switches; the others
+	# run the workload itself, the tracer's direct child, whose mappings it reads at once
+	# (a grandchild's are read when its first section is seen, too late for a tracer
+	# starved of CPU by an oversubscribed workload).
+	local wrap=()
+	[ "$expect" = signal ] && wrap=(python3 "$TMP/switches.py" "$TMP/$name.txt")
+	"$RSEQDBG" trace --json "${targs[@]}" -- "${wrap[@]}" "$W" "$@" --out "$TMP/$name.txt" \
+		>"$TMP/$name.json"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		fail "trace $name" "rseqdbg exited $rc: $(tail -2 "$TMP/$name.json")"
