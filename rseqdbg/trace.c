@@ -64,10 +64,11 @@ static void usage(FILE *f)
 		"      --ringbuf-size B  event ring buffer size in bytes (power of 2, >= 4096)\n"
 		"  -j, --json            JSON lines: one object per event, then {\"summary\": ...}\n"
 		"      --pretty          pretty-printed JSON (implies --json)\n"
-		"      --check           print what this kernel supports and the mode used\n"
+		"      --check           load the programs, print what this kernel supports\n"
+		"                        and the mode used\n"
 		"  -h, --help            print this help\n\n"
 		"Exit status: 0 (with -- CMD: CMD's status), 1 when --check finds the kernel\n"
-		"unsupported, 2 on error.\n");
+		"unsupported or the programs do not load, 2 on error.\n");
 }
 
 static int parse_events(const char *s, uint32_t *emit)
