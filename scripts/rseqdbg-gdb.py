@@ -29,6 +29,9 @@ Settings: `set rseq verbose on|off` prints each step-over's breakpoints; `set rs
 SECONDS` bounds a step-over (an exit that decoding cannot see, such as an indirect jump, ends
 it by interrupting the thread; default 2).
 
+Ctrl-C stops a command at once, with the program stopped and the thread that was being
+stepped selected again (the SIGINT may have stopped another one); `rseq: interrupted` says so.
+
 Limits: the other threads keep running during a step-over (gdb's default), so a stop they
 cause (their own breakpoint, a signal gdb stops on) ends the step-over early and is reported.
 A timer signal faster than gdb can single-step (well under a millisecond) keeps gdb's own
@@ -402,12 +405,30 @@ class Insn:
         return succ
 
 
+def _sigint_pending(pid):
+    """Whether a SIGINT waits in the process's shared queue for a thread to take it."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("ShdPnd:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
 class Stepper:
     """The step-over rule shared by rseq stepi/nexti/step."""
 
     def __init__(self):
         self.insns = {}
         self.active = False
+        self.interrupted = False  # the user's Ctrl-C (SIGINT) ended the command
+        self.timer_fired = False  # the SIGINT of the step-over bound, not the user's
+        self.wakeup = None  # (read, write) pipe that records the SIGINTs gdb receives
+        self.draining = None  # steps done since, until the SIGINT gdb passed on arrives
+        self.passage_bps = []  # the step-over's breakpoints and timer, for a cleanup that a
+        self.passage_timer = None  # Ctrl-C cut short (KeyboardInterrupt strikes anywhere)
         self.verbose = False
         self.timeout = 2.0
         self.stats = {"committed": 0, "aborted": 0, "exited": 0, "interrupted": 0}
@@ -439,19 +460,19 @@ class Stepper:
             addrs.setdefault(e, "exited")
         for o in others:
             addrs.setdefault(o, "not-entered")
-        bps = []
+        bps = self.passage_bps = []
         pid = gdb.selected_inferior().pid
         tid = thread.ptid[1]
-        fired = []
+        self.timer_fired = False
 
         def interrupt():
-            fired.append(True)
+            self.timer_fired = True
             try:
                 os.kill(tid or pid, signal.SIGINT)
             except OSError:
                 pass
 
-        timer = threading.Timer(self.timeout, interrupt)
+        timer = self.passage_timer = threading.Timer(self.timeout, interrupt)
         try:
             for a in addrs:
                 bp = gdb.Breakpoint("*0x%x" % a, internal=True)
@@ -474,7 +495,9 @@ class Stepper:
         what = addrs.get(pc) if pc is not None else None
         if what is None:
             self.stats["interrupted"] += 1
-            if fired:
+            if self.interrupted:
+                why = "interrupted by the user (SIGINT)"
+            elif self.timer_fired:
                 why = ("no exit breakpoint hit within %gs (an exit decoding cannot see?); "
                        "stopped at 0x%x" % (self.timeout, pc or 0))
             else:
@@ -523,6 +546,7 @@ class Stepper:
             return 0 if what == "interrupted" else 1
         if over_calls and i.is_call:
             gdb.execute("nexti", to_string=True)
+            self.reselect(thread)
             return 1
         path = [pc]
         while (len(path) < min(limit, 64) and not i.targets and not i.indirect and
@@ -534,8 +558,10 @@ class Stepper:
             i = nxt
         if len(path) == 1:
             gdb.execute("stepi", to_string=True)
+            self.reselect(thread)
             return 1
         gdb.execute("stepi %d" % len(path), to_string=True)
+        self.reselect(thread)
         try:
             now = int(gdb.selected_frame().pc())
         except gdb.error:
@@ -543,57 +569,135 @@ class Stepper:
         # stopped early (a breakpoint, a signal): count what ran
         return path.index(now) if now in path[1:] else len(path)
 
+    def note_stop(self, event):
+        """A SIGINT stop during a command that the step-over bound did not send is the user's
+        Ctrl-C (sent by the terminal to the program, or passed on by gdb)."""
+        if getattr(event, "stop_signal", None) == "SIGINT" and not self.timer_fired:
+            self.interrupted = True
+
+    def user_interrupted(self):
+        """Whether the user pressed Ctrl-C. A SIGINT that gdb itself receives may never show
+        as a stop: gdb drops it when no thread runs at that moment, and a KeyboardInterrupt
+        raised in an event handler is only printed (into the string gdb.execute captures).
+        Python's wakeup fd records it in every case. But gdb may also have passed it on to
+        the program while every thread was stopped: then it is pending there, in the kernel
+        or in gdb, and would stop the user's next command. So stepping goes on, a few steps
+        at most, until that SIGINT stop is seen."""
+        if self.interrupted:
+            return True
+        if self.draining is not None:
+            self.draining += 1
+            self.interrupted = self.draining >= 200 or (
+                self.draining >= 8 and not _sigint_pending(gdb.selected_inferior().pid))
+            return self.interrupted
+        if self.wakeup is None:
+            return False
+        try:
+            if signal.SIGINT in os.read(self.wakeup[0], 512):
+                self.draining = 0
+        except BlockingIOError:
+            pass
+        return False
+
+    def reselect(self, thread):
+        """After an interrupt, which any thread of the process may have received, select the
+        stepped thread again: the command ends where the user was stepping."""
+        if self.interrupted and thread.is_valid() and gdb.selected_thread() != thread:
+            thread.switch()
+
+    def _watch_sigint(self, on):
+        if on:
+            r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                self.old_wakeup = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+            except ValueError:  # not the main thread: stop events alone tell
+                os.close(r)
+                os.close(w)
+                return
+            self.wakeup = (r, w)
+        elif self.wakeup is not None:
+            signal.set_wakeup_fd(self.old_wakeup)
+            for fd in self.wakeup:
+                os.close(fd)
+            self.wakeup = None
+
     def run(self, count, over_calls=False, lines=False):
-        if not gdb.selected_inferior().pid or gdb.selected_thread() is None:
+        thread = gdb.selected_thread()
+        if not gdb.selected_inferior().pid or thread is None:
             raise gdb.GdbError("The program is not being run.")
         self.stats = dict.fromkeys(self.stats, 0)
+        self.interrupted = self.timer_fired = False
+        self.draining = None
         self.active = True
         quiet = gdb.parameter("suppress-cli-notifications")
         gdb.execute("set suppress-cli-notifications on")
         done, exited = 0, False
         try:
+            self._watch_sigint(True)
             if lines:
                 for _ in range(count):
                     if not self.line_step():
                         break
                     done += 1
             else:
-                while done < count:
+                while done < count and not self.user_interrupted():
                     n = self.one(over_calls, count - done)
                     if not n:
                         break
                     done += n
+            self.interrupted |= self.draining is not None
+        except KeyboardInterrupt:
+            # Ctrl-C while gdb, not the program, was running: the program is stopped already.
+            # The terminal echoed ^C, maybe in the middle of a line of ours.
+            self.interrupted = True
+            gdb.write("\n")
         except (gdb.error, gdb.GdbError):
             if gdb.selected_inferior().pid and gdb.selected_thread() is not None:
                 raise
             exited = True
         finally:
             self.active = False
+            self._watch_sigint(False)
+            if self.passage_timer is not None:
+                self.passage_timer.cancel()
+            for bp in self.passage_bps:
+                if bp.is_valid():
+                    bp.delete()
+            self.passage_bps, self.passage_timer = [], None
             gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"))
         s = self.stats
         passages = s["committed"] + s["aborted"] + s["exited"]
         if exited:
             gdb.write("rseq: the program exited\n")
+        elif self.interrupted and thread.is_valid():
+            self.reselect(thread)
+            gdb.write("rseq: interrupted (SIGINT): thread %d stopped\n" % thread.num)
         if count > 1 or passages or exited:
             gdb.write("rseq: %d %s, %d critical section passages (%d committed, %d aborted, "
                       "%d exited)\n" % (done, "lines" if lines else "steps", passages,
                                         s["committed"], s["aborted"], s["exited"]))
         if not exited:
             gdb.execute("x/i $pc")
+        if self.interrupted and not exited:
+            _on_stop(None)  # the warning a stop inside a section deserves
 
     def line_step(self, limit=1000000):
         """Step until the source line changes, finishing out of functions without lines."""
         frame = gdb.selected_frame()
         start = frame.find_sal()
         start_line = (start.symtab.filename if start.symtab else None, start.line)
+        thread = gdb.selected_thread()
         for _ in range(limit):
-            if not self.one():
+            if not self.one() or self.user_interrupted():
                 return False
             frame = gdb.selected_frame()
             sal = frame.find_sal()
             if sal.symtab is None:
                 if frame.older() is not None:
                     gdb.execute("finish", to_string=True)
+                    if self.interrupted:
+                        self.reselect(thread)
+                        return False
                 continue
             if (sal.symtab.filename, sal.line) != start_line and sal.pc == frame.pc():
                 return True
@@ -762,6 +866,7 @@ def _armed_cs():
 
 def _on_stop(event):
     if STEPPER.active:
+        STEPPER.note_stop(event)
         return
     thread = gdb.selected_thread()
     if thread is None:

@@ -244,4 +244,146 @@ gdb_run sig
 check "signal workload: rseq stepi completes" grep -q '^rseq: 3000 steps' "$TMP/sig.log"
 check "signal workload after rseq stepi: result=ok, signals delivered" \
 	bash -c "[ '$(report_of "$TMP/sig.out")' = ok ] && [ $(val "$TMP/sig.out" signals) -gt 0 ]"
+
+# --- SIGINT stops a long rseq stepi, in the thread being stepped ------------------------------
+# A SIGINT reaches the program (passed on by gdb, or sent by the terminal to whichever thread)
+# while gdb steps it, or gdb itself while the extension's Python runs. Either way the command
+# ends at once with the program stopped and the stepped thread selected, and stepping goes on
+# from there. Each round notes the selected thread, starts rseq stepi 100000 (far longer than a
+# round), sends gdb SIGINT after a random delay and checks.
+ROUNDS=5
+cat >"$TMP/int.gdb" <<EOF
+source $EXT
+file $W
+break wl_counter_add
+run --mode all --threads 2 --iters 3000000 --out $TMP/int.out
+delete
+python
+def int_mark(r):
+    global int_before
+    int_before = gdb.selected_thread().num
+    gdb.write('begin %d\n' % r)
+    with open('$TMP/int.go', 'a') as f:
+        f.write('%d\n' % r)
+def int_check(r):
+    t, inf = gdb.selected_thread(), gdb.selected_inferior()
+    try:
+        with open('/proc/%d/task/%d/stat' % (inf.pid, t.ptid[1])) as f:
+            state = f.read().rsplit(')', 1)[1].split()[0]
+    except (OSError, AttributeError):
+        state = 'gone'
+    gdb.write('round %d before=%d after=%d state=%s\n'
+              % (r, int_before, t.num if t else -1, state))
+end
+EOF
+for r in $(seq $ROUNDS); do
+	printf 'python int_mark(%d)\nrseq stepi 100000\npython int_check(%d)\nrseq stepi 5\n' \
+		"$r" "$r" >>"$TMP/int.gdb"
+done
+echo detach >>"$TMP/int.gdb"
+gdb -nx -q -batch -x "$TMP/int.gdb" >"$TMP/int.log" 2>&1 &
+g=$!
+for r in $(seq $ROUNDS); do
+	for _ in $(seq 600); do
+		grep -qx "$r" "$TMP/int.go" 2>/dev/null && break
+		kill -0 $g 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"
+	kill -INT $g 2>/dev/null
+done
+for _ in $(seq 1200); do kill -0 $g 2>/dev/null || break; sleep 0.1; done
+kill -KILL $g 2>/dev/null
+wait $g
+log="$TMP/int.log"
+# round_out N: what round N printed, from rseq stepi 100000 to the check
+round_out() { sed -n "/^begin $1\$/,/^round $1 /p" "$log"; }
+bad=""
+for r in $(seq $ROUNDS); do
+	out=$(round_out "$r")
+	res=$(grep "^round $r " <<<"$out")
+	if [ -z "$res" ]; then
+		bad="$bad; round $r: did not end"
+		continue
+	fi
+	steps=$(sed -n 's/^rseq: \([0-9]*\) steps.*/\1/p' <<<"$out")
+	grep -q '^rseq: interrupted (SIGINT): thread [0-9]* stopped' <<<"$out" ||
+		bad="$bad; round $r: no interrupt reported"
+	[ -n "$steps" ] && [ "$steps" -lt 100000 ] || bad="$bad; round $r: $steps steps"
+	grep -qE "^round $r before=([0-9]+) after=\\1 " <<<"$res" || bad="$bad; $res"
+	grep -q 'state=t$' <<<"$res" || bad="$bad; not stopped: $res"
+done
+if [ -z "$bad" ]; then
+	pass "SIGINT stops rseq stepi 100000: program stopped, same thread ($ROUNDS rounds)"
+else
+	fail "SIGINT stops rseq stepi 100000: program stopped, same thread" "${bad#; }"
+fi
+check "rseq stepi 5 steps on after each interrupt ($ROUNDS rounds)" \
+	test "$(grep -c '^rseq: 5 steps' "$log")" -eq $ROUNDS
+check "interrupted, then detached: result=ok" test "$(report_of "$TMP/int.out")" = ok
+
+# The same with Ctrl-C typed on gdb's terminal, which sends SIGINT to the program.
+cat >"$TMP/gdb_tty.py" <<'EOF'
+import os, pty, random, re, select, sys, time
+rounds, wl, ext, out = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+os.environ["TERM"] = "dumb"
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("gdb", ["gdb", "-nx", "-q"])
+buf = b""
+def prompt(timeout=120):
+    global buf
+    end = time.time() + timeout
+    while not buf.endswith(b"(gdb) "):
+        if not select.select([fd], [], [], max(0.0, end - time.time()))[0]:
+            sys.exit("no gdb prompt within %ds: %r" % (timeout, buf[-500:]))
+        try:
+            d = os.read(fd, 65536)
+        except OSError:
+            d = b""
+        if not d:
+            sys.exit("gdb went away: %r" % buf[-500:])
+        buf += d
+    text, buf = buf.decode(errors="replace").replace("\r", ""), b""
+    sys.stdout.write(text + "\n")
+    return text
+def cmd(c):
+    os.write(fd, c.encode() + b"\n")
+    return prompt()
+def current():
+    return re.search(r"Current thread is (\d+)", cmd("thread")).group(1)
+prompt()
+for c in ("set pagination off", "set confirm off", "set style enabled off",
+          "source " + ext, "file " + wl, "break wl_counter_add",
+          "run --mode all --threads 2 --iters 3000000 --out " + out, "delete"):
+    cmd(c)
+for r in range(rounds):
+    before = current()
+    os.write(fd, b"rseq stepi 100000\n")
+    time.sleep(random.uniform(0.5, 2.0))
+    os.write(fd, b"\x03")
+    prompt()
+    print("tty round %d before=%s after=%s" % (r + 1, before, current()))
+    cmd("rseq stepi 5")
+cmd("detach")
+os.write(fd, b"quit\n")
+os.waitpid(pid, 0)
+EOF
+TROUNDS=2
+log="$TMP/tty.log"
+timeout 300 python3 "$TMP/gdb_tty.py" $TROUNDS "$W" "$EXT" "$TMP/tty.out" >"$log" 2>&1
+bad=""
+n=$(grep -c 'rseq: interrupted (SIGINT): thread [0-9]* stopped' "$log")
+[ "$n" -eq $TROUNDS ] || bad="$n interrupts reported"
+grep -q 'rseq: the program exited' "$log" && bad="$bad; the program exited"
+[ "$(grep -cE '^tty round [0-9]+ before=([0-9]+) after=\1$' "$log")" -eq $TROUNDS ] ||
+	bad="$bad; $(grep '^tty round' "$log" | tr '\n' ' ')"
+[ "$(grep -c '^rseq: 5 steps' "$log")" -eq $TROUNDS ] || bad="$bad; rseq stepi 5 failed"
+if [ -z "$bad" ]; then
+	pass "Ctrl-C on gdb's terminal stops rseq stepi in the stepped thread ($TROUNDS rounds)"
+else
+	fail "Ctrl-C on gdb's terminal stops rseq stepi in the stepped thread" \
+		"${bad#; } $(tail -3 "$log")"
+fi
+check "Ctrl-C, then detached: result=ok" test "$(report_of "$TMP/tty.out")" = ok
 finish
