@@ -419,8 +419,8 @@ static const char *place(struct stepper *st, uint64_t pc)
 	if (m) {
 		char loc[RD_LOC_LEN];
 
-		snprintf(buf, sizeof(buf), "%s+%#" PRIx64 " %s", base_name(m->path), pc - m->bias,
-			 rd_sym_str(m->es, pc - m->bias, loc, sizeof(loc)));
+		snprintf(buf, sizeof(buf), "%s+%#" PRIx64 " %s", rd_safe(base_name(m->path)),
+			 pc - m->bias, rd_sym_str(m->es, pc - m->bias, loc, sizeof(loc)));
 	} else {
 		snprintf(buf, sizeof(buf), "? ?");
 	}
@@ -454,10 +454,12 @@ static const char *sec_name(const struct section *s, char *buf, size_t len)
 {
 	if (s->file && s->line > 0)
 		snprintf(buf, len, "%s (%s:%d) [%#" PRIx64 ", %#" PRIx64 ")",
-			 s->func ? s->func : "?", s->file, s->line, s->start, s->post_commit);
+			 s->func ? rd_safe(s->func) : "?", rd_safe(s->file), s->line, s->start,
+			 s->post_commit);
 	else
-		snprintf(buf, len, "%s [%#" PRIx64 ", %#" PRIx64 ")%s", s->func ? s->func : "?",
-			 s->start, s->post_commit, s->src == SRC_RSEQ_CS ? " (from rseq_cs)" : "");
+		snprintf(buf, len, "%s [%#" PRIx64 ", %#" PRIx64 ")%s",
+			 s->func ? rd_safe(s->func) : "?", s->start, s->post_commit,
+			 s->src == SRC_RSEQ_CS ? " (from rseq_cs)" : "");
 	return buf;
 }
 

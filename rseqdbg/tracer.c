@@ -790,7 +790,7 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 	if (rd_symbolize(sf->es, addr - m->bias, &loc))
 		return rd_loc_str(&loc, buf, len);
 	s = strrchr(sf->path, '/');
-	snprintf(buf, len, "%s+%#" PRIx64, s ? s + 1 : sf->path, addr - m->bias);
+	snprintf(buf, len, "%s+%#" PRIx64, rd_safe(s ? s + 1 : sf->path), addr - m->bias);
 	return buf;
 }
 
