@@ -218,7 +218,8 @@ static int check_overlap(struct elfscan *es)
 
 		i = (size_t)(sh - es->shdrs);
 		if (sh->sh_offset < ehsz)
-			err = es_ferr(es, EINVAL, "section %s at offset 0x%llx overlaps the ELF header",
+			err = es_ferr(es, EINVAL,
+				      "section %s at offset 0x%llx overlaps the ELF header",
 				      sec_label(es, i, a, sizeof(a)),
 				      (unsigned long long)sh->sh_offset);
 		else if (sh->sh_offset < shend && shoff < end)
@@ -232,8 +233,10 @@ static int check_overlap(struct elfscan *es)
 				      "sections %s (offset 0x%llx size 0x%llx) and %s (offset 0x%llx size 0x%llx) overlap in the file",
 				      sec_label(es, (size_t)(prev - es->shdrs), a, sizeof(a)),
 				      (unsigned long long)prev->sh_offset,
-				      (unsigned long long)prev->sh_size, sec_label(es, i, b, sizeof(b)),
-				      (unsigned long long)sh->sh_offset, (unsigned long long)sh->sh_size);
+				      (unsigned long long)prev->sh_size,
+				      sec_label(es, i, b, sizeof(b)),
+				      (unsigned long long)sh->sh_offset,
+				      (unsigned long long)sh->sh_size);
 	}
 	free(v);
 	return err;

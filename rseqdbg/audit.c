@@ -110,8 +110,8 @@ static void print_human(const struct unit *u)
 	const struct elfscan_cs *cur = NULL;
 	const char *note = elfscan_audit_code_note(u->a);
 
-	printf("%s (%s, %zu section%s", rd_safe(u->path), elfscan_arch_name(u->es), elfscan_count(u->es),
-	       elfscan_count(u->es) == 1 ? "" : "s");
+	printf("%s (%s, %zu section%s", rd_safe(u->path), elfscan_arch_name(u->es),
+	       elfscan_count(u->es), elfscan_count(u->es) == 1 ? "" : "s");
 	if (u->mod)
 		printf(", bias 0x%" PRIx64, u->bias);
 	printf(")\n");
@@ -139,9 +139,10 @@ static void print_human(const struct unit *u)
 		printf("%s  hint: %s\n", indent, k->hint);
 	}
 	elfscan_audit_counts(u->a, cnt);
-	printf("%s: %zu error%s, %zu warning%s, %zu info\n", rd_safe(u->path), cnt[ELFSCAN_SEV_ERROR],
-	       cnt[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", cnt[ELFSCAN_SEV_WARNING],
-	       cnt[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", cnt[ELFSCAN_SEV_INFO]);
+	printf("%s: %zu error%s, %zu warning%s, %zu info\n", rd_safe(u->path),
+	       cnt[ELFSCAN_SEV_ERROR], cnt[ELFSCAN_SEV_ERROR] == 1 ? "" : "s",
+	       cnt[ELFSCAN_SEV_WARNING], cnt[ELFSCAN_SEV_WARNING] == 1 ? "" : "s",
+	       cnt[ELFSCAN_SEV_INFO]);
 }
 
 /* --- JSON output ----------------------------------------------------------------------- */
