@@ -127,7 +127,7 @@ static void fold_add(struct trace_ctx *c, const struct rt_event *e)
 	char buf[4096], sym[RD_LOC_LEN];
 	size_t n;
 
-	n = (size_t)snprintf(buf, sizeof(buf), "%.16s", e->comm);
+	n = (size_t)snprintf(buf, sizeof(buf), "%s", rd_safe(e->comm));
 	/* Outermost frame first, as flame graph tools expect. */
 	for (uint32_t i = e->nstack; i-- > 0 && n < sizeof(buf);) {
 		if (!e->stack[i])
@@ -281,7 +281,7 @@ static int on_event(void *ctx, const struct rt_event *e)
 		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
 		snprintf(who, sizeof(who), "%u/%u", e->pid, e->tid);
 		printf("%s.%06d %-15s %-16.16s %3u %-8s ", tbuf, (int)((wall - (double)sec) * 1e6),
-		       who, e->comm, e->cpu, event_name(e->type));
+		       who, rd_safe(e->comm), e->cpu, event_name(e->type));
 	}
 	switch (e->type) {
 	case RT_EV_ABORT:

@@ -1015,9 +1015,11 @@ void rd_summary_print(struct rd_tracer *t, const struct rd_summary *s, int top, 
 		       (uint64_t)e->v.aborts[RT_CAUSE_UNKNOWN], section_name(e, name, sizeof(name)));
 		fprintf(f, "%-8s %-.15s, %.1f aborts/s, section %#" PRIx64 "+%" PRIu64 " abort %#" PRIx64
 		       "%s%s\n",
-		       "", e->v.comm, rate(e->aborts, s->seconds), (uint64_t)e->key.start_ip,
+		       "", rd_safe(e->v.comm), rate(e->aborts, s->seconds),
+		       (uint64_t)e->key.start_ip,
 		       (uint64_t)e->v.post_commit_offset, (uint64_t)e->v.abort_ip,
-		       e->si && e->si->module ? " in " : "", e->si && e->si->module ? e->si->module : "");
+		       e->si && e->si->module ? " in " : "",
+		       e->si && e->si->module ? rd_safe(e->si->module) : "");
 		if (s->recent_seconds > 0)
 			fprintf(f, "%-8s last %.3f s: %" PRIu64 " aborts, %.1f/s\n", "",
 				s->recent_seconds, e->recent, rate(e->recent, s->recent_seconds));
