@@ -121,6 +121,16 @@ int rd_bp_remove_all(void)
 	return failed;
 }
 
+int rd_bp_remove_unless(bool (*keep)(uint64_t addr, void *arg), void *arg)
+{
+	int failed = 0;
+
+	for (size_t i = nbps; i-- > 0;)
+		if (bps[i].planted && !keep(bps[i].addr, arg) && unplant(&bps[i]) < 0)
+			failed++;
+	return failed;
+}
+
 bool rd_bp_planted(uint64_t addr)
 {
 	return find(addr) != NULL;

@@ -19,6 +19,8 @@ int rd_bp_plant_over(uint64_t addr, const uint8_t *orig);
 int rd_bp_remove(uint64_t addr);
 /* Restore every planted breakpoint; async-signal-safe. Returns how many failed. */
 int rd_bp_remove_all(void);
+/* Restore every planted breakpoint but those keep() says to keep. Returns how many failed. */
+int rd_bp_remove_unless(bool (*keep)(uint64_t addr, void *arg), void *arg);
 bool rd_bp_planted(uint64_t addr);
 size_t rd_bp_count(void);
 /* Whether a breakpoint was ever planted at addr: a trap reported after its removal. */

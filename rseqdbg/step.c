@@ -46,6 +46,7 @@
 #define PLAN_HASH 512  /* well above PLAN_NODES: short probes */
 #define SYMCACHE 4096
 #define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
+#define KEEP_BPS 64  /* breakpoints left planted between trees, at most */
 
 enum sec_source {
 	SRC_TABLE,   /* a descriptor table of a mapped module */
@@ -753,6 +754,14 @@ static void handle_other(struct stepper *st, const struct rd_event *ev)
 		rd_pt_cont(&st->tr, t, 0);
 }
 
+static bool any_held(const struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].held)
+			return true;
+	return false;
+}
+
 static void release_held(struct stepper *st)
 {
 	for (size_t i = 0; i < st->tr.nt; i++) {
@@ -881,6 +890,7 @@ static enum step_status step_over(struct stepper *st, struct section *s, const u
 	rd_regs_t regs;
 	int ret;
 
+	rd_bp_remove_all(); /* the last tree's, which may lie inside the section */
 	if (!s->exits_known)
 		compute_exits(st, s);
 	bp = s->post_commit;
@@ -1310,6 +1320,23 @@ static void plan_account(struct stepper *st, const struct rd_insn *root, int k)
 	}
 }
 
+/* Whether a breakpoint left from the last tree may stay: it is a leaf of this one, or lies
+ * where this tree never runs (not on or inside an instruction of its paths). Beyond a bound
+ * only leaves stay. */
+static bool plan_keeps(uint64_t addr, void *arg)
+{
+	struct stepper *st = arg;
+	const struct plan *p = &st->plan;
+	int k = plan_find(p, addr);
+
+	if (k >= 0 && !p->n[k].dead)
+		return p->n[k].leaf;
+	if (rd_bp_count() > KEEP_BPS)
+		return false;
+	k = plan_covering(st, addr);
+	return k < 0 || p->n[k].leaf;
+}
+
 /* Plant the planned tree's leaves. On failure none stays planted and the caller steps the
  * root alone: a single step needs no breakpoint. */
 static bool plan_plant(struct stepper *st)
@@ -1317,6 +1344,9 @@ static bool plan_plant(struct stepper *st)
 	struct plan *p = &st->plan;
 	int ret = 0;
 
+	/* The last trees' breakpoints stay where this tree cannot run into them (a loop runs
+	 * the same tree again): planting and removing are most of a stop's system calls. */
+	rd_bp_remove_unless(plan_keeps, st);
 	for (int i = 0; i < p->nn && !ret; i++) {
 		uint8_t orig[RD_ARCH_BP_LEN];
 
@@ -1400,8 +1430,11 @@ static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
 		/* A trap left over from an earlier single-step, or a late interrupt. */
 		resume_cur(st, HOW_CONT, 0);
 	}
-	rd_bp_remove_all();
-	release_held(st);
+	/* The breakpoints stay for the next tree, unless another thread waits at one. */
+	if (k < 0 || quit || any_held(st)) {
+		rd_bp_remove_all();
+		release_held(st);
+	}
 	if (k < 0) {
 		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
 			 "instructions", st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
@@ -1540,6 +1573,7 @@ static enum step_status step_once(struct stepper *st)
 	st->cur_sig = 0;
 	if (!sig)
 		print_step(st, &in);
+	rd_bp_remove_all(); /* the last tree's: the step may stop in front of one */
 	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0) {
 		st->end = "exited";
 		return STEP_END;
