@@ -127,6 +127,8 @@ struct stepper {
 	bool maps_dirty;
 	bool in_exec; /* stopped in exec: the first step only leaves the system call */
 	bool last_store; /* the last instruction stepped stored a 64-bit word */
+	rd_regs_t regs;	 /* the stepped thread's registers, as its last stop left them */
+	bool regs_valid;
 	uint64_t unknown_pages[256];
 	size_t nunknown;
 	struct symline *symcache;
@@ -632,6 +634,7 @@ static void set_cur(struct stepper *st, struct rd_thread *t)
 {
 	st->cur = t;
 	st->cur_tid = t->tid;
+	st->regs_valid = false;
 	st->have_rcfg = rd_rseq_config(t->tid, &st->rcfg) == 0;
 	if (!st->o.no_pin)
 		rd_pin_hold(st->tr.pid, t->tid);
@@ -1435,6 +1438,9 @@ static enum step_status plan_run(struct stepper *st, const struct rd_insn *root)
 		rd_bp_remove_all();
 		release_held(st);
 	}
+	/* Stopped at a leaf, registers read and set: the next step need not read them. */
+	st->regs = regs;
+	st->regs_valid = k >= 0 && !quit && !sig;
 	if (k < 0) {
 		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
 			 "instructions", st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
@@ -1491,10 +1497,13 @@ static enum step_status step_once(struct stepper *st)
 		if (ev.kind == RD_EV_SIGNAL)
 			st->cur_sig = st->o.no_signals ? 0 : ev.sig;
 	}
-	if (rd_pt_getregs(st->cur_tid, &regs) < 0) {
+	if (st->regs_valid)
+		regs = st->regs;
+	else if (rd_pt_getregs(st->cur_tid, &regs) < 0) {
 		st->end = "exited";
 		return STEP_END;
 	}
+	st->regs_valid = false;
 	pc = rd_arch_pc(&regs);
 	if (st->until_addr && pc == st->until_addr) {
 		st->end = "until";
