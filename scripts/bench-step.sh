@@ -1,64 +1,131 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Step benchmark, side by side in one run on the same program (the workload's counter loop,
-# stepped from its hot function `worker`):
-#  1. instructions per second of `rseqdbg step --quiet --count N` against gdb `stepi N`
-#     (gdb -batch), same N (BENCH_STEP_N, default 50000); rseqdbg with --single-step (a ptrace
-#     stop per instruction) shown too. Each tool's startup is taken out by
-#     timing a run of 1 step and subtracting it. Ratio printed (goal: >= 10).
+# Step benchmark, every tool side by side in one run, on the same programs and counts:
+#  1. instructions per second of `rseqdbg step --quiet --count N` (default: thread held on one
+#     CPU with rseqdbg; --no-pin; --single-step) against gdb `stepi N` (gdb -batch), and the
+#     ptrace stops per instruction of each rseqdbg mode, from
+#       a. the first instruction of the workload (the dynamic loader, then libc's start-up);
+#       b. its hot function `worker` (the counter loop, through rseq critical sections);
+#       c. the first instruction of the largest static non-PIE program under /usr that carries
+#          rseq sections (tcmalloc), if there is one.
+#     Each tool's start-up is taken out by timing a run of 1 step and subtracting it. Each
+#     figure is the median of BENCH_REPEAT rounds (default 3), the tools interleaved within a
+#     round so a busy machine slows them alike. Goals: >= 10x gdb from the first instruction,
+#     >= 40x from a function, <= 1 stop per 8 instructions through the loader.
 #  2. ptrace stops per critical-section passage for each section style (goal: <= 3), from
 #     rseqdbg's own summary, with the section's length in bytes.
+# N is BENCH_STEP_N (default 20000).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"
 WL="$BUILD/tests/workloads/rseq_workload"
-N=${BENCH_STEP_N:-50000}
+N=${BENCH_STEP_N:-20000}
+R=${BENCH_REPEAT:-3}
 [ -x "$RSEQDBG" ] || { echo "bench-step: $RSEQDBG not built" >&2; exit 2; }
 [ -x "$WL" ] || { echo "bench-step: $WL not built (make tests)" >&2; exit 2; }
-PROG=("$WL" --mode counter --iters 100000000)
+TMP=$(mktemp -d /tmp/rseqdbg-bench.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+have_gdb=false
+command -v gdb >/dev/null && have_gdb=true
 
 now() { echo "${EPOCHREALTIME/./}"; } # microseconds
 
-# elapsed_us CMD...: wall time of a command in microseconds
-elapsed_us() {
-	local t0 t1
+# The largest static non-PIE executable over 20 MB under /usr with rseq critical sections.
+big_static() {
+	local f
+	find /usr -xdev -type f -size +20M -perm -u+x -printf '%s %p\n' 2>/dev/null |
+		sort -rn | while read -r _ f; do
+			readelf -h "$f" 2>/dev/null | grep -q 'Type:.*EXEC' || continue
+			readelf -l "$f" 2>/dev/null | grep -q INTERP && continue
+			"$RSEQDBG" scan "$f" 2>/dev/null | grep -qE '^ *[1-9][0-9]* critical sections' ||
+				continue
+			echo "$f"
+			break
+		done
+}
+
+# Runners: FROM (empty: the first instruction) COUNT PROG... ; rseqdbg's take options first.
+rd_run() {
+	local from=$1 n=$2 opts=$3
+	shift 3
+	# shellcheck disable=SC2086
+	"$RSEQDBG" step --quiet $opts ${from:+--from "$from"} --count "$n" -- "$@"
+}
+gdb_run() {
+	local from=$1 n=$2
+	shift 3
+	if [ -n "$from" ]; then
+		gdb -nx -batch -ex "break $from" -ex run -ex "stepi $n" -ex kill --args "$@"
+	else
+		gdb -nx -batch -ex starti -ex "stepi $n" -ex kill --args "$@"
+	fi
+}
+
+# measure KEY RUNNER FROM OPTS PROG...: one round; appends "us_for_1_step us_for_N_steps
+# ptrace_stops" to $TMP/KEY.
+measure() {
+	local key=$1 runner=$2 from=$3 opts=$4 t0 t1 t2 stops
+	shift 4
 	t0=$(now)
-	"$@" >/dev/null 2>&1
+	"$runner" "$from" 1 "$opts" "$@" >/dev/null 2>&1
 	t1=$(now)
-	echo $((t1 - t0))
+	"$runner" "$from" "$N" "$opts" "$@" >"$TMP/out" 2>&1
+	t2=$(now)
+	stops=$(sed -n 's/^summary: .* instructions stepped, .* \([0-9]*\) ptrace stops.*/\1/p' "$TMP/out")
+	echo "$((t1 - t0)) $((t2 - t1)) ${stops:-0}" >>"$TMP/$key"
 }
 
-rd_run() { "$RSEQDBG" step --quiet "${@:2}" --from worker --count "$1" -- "${PROG[@]}"; }
-gdb_run() { gdb -nx -batch -ex 'break worker' -ex run -ex "stepi $1" -ex kill --args "${PROG[@]}"; }
-
-# rate LABEL CMD...: time CMD 1 and CMD N (CMD takes the step count first), print the
-# instructions per second of the N - 1 steps beyond the first (startup taken out); sets IPS.
-rate() {
-	local label=$1 t1 tn
-	shift
-	t1=$(elapsed_us "$1" 1 "${@:2}")
-	tn=$(elapsed_us "$1" "$N" "${@:2}")
-	IPS=$(awk -v n="$N" -v a="$t1" -v b="$tn" \
-		'BEGIN { d = (b - a) / 1e6; if (d <= 0) d = 1e-6; printf "%.0f", (n - 1) / d }')
-	printf "  %-28s %10s instructions/s  (%.2f s for %d steps)\n" "$label" "$IPS" \
-		"$(awk -v a="$t1" -v b="$tn" 'BEGIN { print (b - a) / 1e6 }')" "$N"
+# median KEY COLUMN
+median() { sort -n -k"$2" "$TMP/$1" | awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
+# ips KEY: instructions per second of the N - 1 steps beyond the first (medians of each)
+ips() {
+	awk -v n="$N" -v a="$(median "$1" 1)" -v b="$(median "$1" 2)" \
+		'BEGIN { if (b - a <= 0) print "n/a"; else printf "%.0f", (n - 1) / ((b - a) / 1e6) }'
 }
 
-echo "instructions per second, $N steps from worker() of the counter workload:"
-rate "rseqdbg step --quiet" rd_run
-rd_ips=$IPS
-rate "  the same, --single-step" rd_run --single-step
-if command -v gdb >/dev/null; then
-	rate "gdb -batch stepi" gdb_run
-	gdb_ips=$IPS
-	awk -v r="$rd_ips" -v g="$gdb_ips" 'BEGIN { printf "  ratio rseqdbg / gdb: %.1fx (goal >= 10x)\n", r / g }'
-	echo "  (gdb's stepi never gets through a section: it loops in the abort handler;"
-	echo "   rseqdbg completes every passage)"
+# bench TITLE FROM GOAL PROG...: every tool on one program, R rounds, then the table
+bench() {
+	local title=$1 from=$2 goal=$3 k
+	shift 3
+	rm -f "$TMP"/k_*
+	for ((i = 0; i < R; i++)); do
+		measure k_pin rd_run "$from" "" "$@"
+		measure k_nopin rd_run "$from" "--no-pin" "$@"
+		measure k_single rd_run "$from" "--single-step" "$@"
+		$have_gdb && measure k_gdb gdb_run "$from" "" "$@"
+	done
+	echo "$title ($N steps, median of $R):"
+	for k in pin:"rseqdbg step --quiet" nopin:"  the same, --no-pin" single:"  the same, --single-step"; do
+		printf "  %-28s %9s instructions/s  %.3f ptrace stops/instruction (1 per %.1f)\n" \
+			"${k#*:}" "$(ips "k_${k%%:*}")" \
+			"$(awk -v s="$(median "k_${k%%:*}" 3)" -v n="$N" 'BEGIN { print s / n }')" \
+			"$(awk -v s="$(median "k_${k%%:*}" 3)" -v n="$N" 'BEGIN { print s ? n / s : 0 }')"
+	done
+	if $have_gdb; then
+		printf "  %-28s %9s instructions/s\n" "gdb -batch stepi" "$(ips k_gdb)"
+		awk -v a="$(ips k_pin)" -v b="$(ips k_nopin)" -v g="$(ips k_gdb)" -v goal="$goal" \
+			'BEGIN { if (g + 0 <= 0 || a + 0 <= 0 || b + 0 <= 0) { print "  ratio: n/a (too noisy)"; exit }
+				printf "  ratio rseqdbg / gdb: %.1fx (--no-pin %.1fx; goal >= %sx)\n", a / g, b / g, goal }'
+	else
+		echo "  gdb not installed: no comparison"
+	fi
+	echo
+}
+
+bench "from the first instruction of the workload (dynamic loader)" "" 10 \
+	"$WL" --mode counter --iters 100000000
+bench "from worker() of the counter workload" worker 40 "$WL" --mode counter --iters 100000000
+big=$(big_static)
+if [ -n "$big" ]; then
+	bench "from the first instruction of $big (static, non-PIE)" "" 10 "$big" --help
 else
-	echo "  gdb not installed: no comparison"
+	echo "no static non-PIE program with rseq sections over 20 MB under /usr: skipped"
+	echo
 fi
+echo "(gdb's stepi never gets through a section: it loops in the abort handler; rseqdbg"
+echo " completes every passage)"
 
 echo
 echo "ptrace stops per section passage (goal <= 3):"
