@@ -163,11 +163,24 @@ d = json.loads(raw.decode("utf-8", "strict"))  # strict: no raw control characte
 names = {s["start"]["function"] for s in d["files"][0]["sections"]}
 want = {"r\ufffd\n\x1b[31m", "\ufffd(\ufffd\ufffd\ufffd\x9b\U0001f600x", "a\tb\x7f\\c\x01d"}
 sys.exit(0 if want <= names else "names %r" % sorted(names))' "$TMP/out"
+for mode in --json --sarif; do
+	"$RSEQDBG" audit $mode "$TMP/bad/ok-hostile-names" >"$TMP/out" 2>&1
+	check "hostile names in audit $mode: strict RFC 8259" python3 -c '
+import json, sys
+json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$TMP/out"
+done
 # A path with a newline and an escape sequence: one line on stderr, escaped.
 bad_path="$TMP/cwd/a"$'\n\e[31m'"b"
 cp "$TMP/bad/bad-shstrndx-xindex-zero" "$bad_path"
 "$RSEQDBG" scan "$bad_path" >"$TMP/out" 2>"$TMP/err"
 check "a path with a newline and ESC: one escaped stderr line" \
 	test "$(wc -l <"$TMP/err")" -eq 1 -a "$(LC_ALL=C grep -c '[[:cntrl:]]' "$TMP/err")" -eq 0
+"$RSEQDBG" audit "$bad_path" >"$TMP/out" 2>"$TMP/err"
+check "audit of that path: one escaped stderr line" \
+	test "$(wc -l <"$TMP/err")" -eq 1 -a "$(LC_ALL=C grep -c '[[:cntrl:]]' "$TMP/err")" -eq 0
+cp "$TMP/bad/ok-hostile-names" "$bad_path"
+"$RSEQDBG" audit "$bad_path" >"$TMP/out" 2>"$TMP/err"
+check "audit text of hostile names under that path: no raw control byte" \
+	test "$(LC_ALL=C grep -c '[[:cntrl:]]' "$TMP/out")" -eq 0 -a -s "$TMP/out"
 rm -f "$bad_path"
 finish
