@@ -820,7 +820,8 @@ static void exits_inside(struct ctx *c, const struct elfscan_cs *cs)
 			;
 		if (k == 1)
 			add(c, C_EXIT_INSIDE, cs, v[e]->addr,
-			    "exit point at 0x%" PRIx64 " has exit_ip 0x%" PRIx64 " inside the section",
+			    "exit point at 0x%" PRIx64 " has exit_ip 0x%" PRIx64
+			    " inside the section",
 			    v[e]->addr + b, v[e]->exit_ip + b);
 		else
 			add(c, C_EXIT_INSIDE, cs, v[e]->addr,
