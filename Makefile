@@ -3,6 +3,8 @@
 #
 #   make                build build/rseqdbg and build/libelfscan.a
 #   make check          build and run every test
+#   make check-kernels  the privileged tests again on each kernel of tests/kernels/list,
+#                       booted under QEMU (KERNEL_TESTS, KERNEL_TIMEOUT: tests/kernels/matrix.sh)
 #   make demo           run rseqdbg on the bundled example
 #   make bench          benchmarks against readelf, gdb and bpftrace
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
@@ -56,7 +58,7 @@ TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 
-.PHONY: FORCE all check demo bench fuzz install uninstall clean deps tests format
+.PHONY: FORCE all check check-kernels demo bench fuzz install uninstall clean deps tests format
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
@@ -125,6 +127,12 @@ tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO)
 check: deps
 	$(MAKE) tests
 	BUILD=$(BUILD) tests/run.sh
+
+# Installing QEMU may fail (not root, offline): the matrix then says why it cannot run.
+check-kernels:
+	-scripts/deps.sh kernels
+	$(MAKE) tests
+	BUILD=$(BUILD) tests/kernels/matrix.sh
 
 # --- fuzzing ---------------------------------------------------------------
 $(BUILD)/fuzz/fuzz_open_mem: tests/fuzz/fuzz_open_mem.c $(LIB_SRCS) $(wildcard libelfscan/*.h)

@@ -39,7 +39,7 @@ ldd "$BUSYBOX" >/dev/null 2>&1 && kdie "$BUSYBOX is not static (busybox-static)"
 
 line=$(klines "$name" | head -n 1)
 [ -n "$line" ] || kdie "no kernel $name in $KLIST"
-read -r _ pkg _ <<<"$line"
+read -r _ pkg _ _ <<<"$line"
 rel=$(krelease "$pkg")
 root=$(kroot "$rel")
 [ -e "$root/.fetched" ] || kdie "$rel not fetched (tests/kernels/fetch.sh $rel)"
@@ -135,7 +135,7 @@ chmod +x "$ird/init"
 (cd "$ird" && find . | "$BUSYBOX" cpio -o -H newc 2>/dev/null) >"$run/initramfs.cpio"
 
 # --- virtiofsd and QEMU ---------------------------------------------------------------------
-"$VIRTIOFSD" --socket-path="$run/vfs.sock" -o source=/ -o cache=auto -o sandbox=chroot \
+"$VIRTIOFSD" --socket-path="$run/vfs.sock" -o source=/ -o cache=always -o sandbox=chroot \
 	>"$run/virtiofsd.log" 2>&1 &
 vfsd_pid=$!
 for _ in $(seq 50); do [ -S "$run/vfs.sock" ] && break; sleep 0.1; done
@@ -158,9 +158,11 @@ timeout --foreground -k 5 "$tmo" "$QEMU" $accel -smp 2 -m 2G -nographic -no-rebo
 	-device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
 	-kernel "$vmlinuz" -initrd "$run/initramfs.cpio" \
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init" \
-	-serial stdio -monitor none -display none </dev/null | tr -d '\r' | tee "$log" |
-	awk '/^rseqdbg-guest: exit/ { on = 0 } on { print; fflush() } /^rseqdbg-guest: running/ { on = 1 }'
+	-chardev stdio,id=ser,logfile="$log" -serial chardev:ser -monitor none -display none \
+	</dev/null | tr -d '\r' |
+	awk '/^rseqdbg-guest: exit/ { on = 0 } on { print } /^rseqdbg-guest: running/ { on = 1 }'
 qrc=${PIPESTATUS[0]}
+sed -i 's/\r$//' "$log"
 end=$(date +%s.%N)
 secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 rc=$(sed -n 's/^rseqdbg-guest: exit \([0-9]*\).*/\1/p' "$log" | tail -n 1)

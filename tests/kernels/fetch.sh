@@ -24,7 +24,7 @@ done
 [ -r "$KLIST" ] || kdie "no kernel list $KLIST"
 
 if [ $print = 1 ]; then
-	klines "$@" | while read -r _ pkg _; do
+	klines "$@" | while read -r _ pkg _ _; do
 		r=$(krelease "$pkg")
 		[ -e "$(kroot "$r")/.fetched" ] && echo "$r $(kroot "$r")"
 	done
@@ -66,14 +66,14 @@ if [ $bump = 1 ]; then
 		fi
 		[ -n "$(suite_version "$np" "$suite")" ] || kdie "$suite has no $np"
 		[ "$np $mv" = "$pkg $ver" ] || echo "bump: $pkg $ver -> $np $mv" >&2
-		printf '%-20s %-44s %s\n' "$suite" "$np" "$mv"
+		printf '%-20s %-46s %-18s %s\n' "$suite" "$np" "$mv" "$rest"
 	done <"$KLIST" >"$tmp"
 	mv "$tmp" "$KLIST"
 	exit 0
 fi
 
 mkdir -p "$KCACHE/debs" "$KCACHE/root"
-klines "$@" | while read -r suite pkg ver; do
+klines "$@" | while read -r suite pkg ver _; do
 	r=$(krelease "$pkg")
 	root=$(kroot "$r")
 	want="$pkg=$ver"

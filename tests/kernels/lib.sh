@@ -85,11 +85,11 @@ kflavour() { # RELEASE -> cloud-amd64, rt-amd64, amd64
 # Where RELEASE is unpacked
 kroot() { echo "$KCACHE/root/$1"; }
 
-# Lines of the list, comments and blanks dropped; with names given, only the lines whose
-# release or package contains one of them.
+# Lines of the list (SUITE PACKAGE VERSION [TESTS]), comments and blanks dropped; with names
+# given, only the lines whose release or package contains one of them.
 klines() {
 	local l n
-	awk '!/^#/ && NF >= 3 { print $1, $2, $3 }' "$KLIST" | while read -r l; do
+	awk '!/^#/ && NF >= 3 { print $1, $2, $3, $4 }' "$KLIST" | while read -r l; do
 		[ $# -eq 0 ] && { echo "$l"; continue; }
 		for n in "$@"; do
 			case $l in *"$n"*) echo "$l"; break ;; esac

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The README's "Kernel support" table from the last kernel matrix run (make check-kernels):
+# one row per kernel with its mode, whether the abort counts per section came out exact
+# (every case of trace and stat passed in that kernel's guest), and what tests/kernels/modes
+# says the mode tells apart and infers.
+#
+#   tests/kernels/table.sh              print the rows
+#   tests/kernels/table.sh README.md    put them in place of the table's rows in README.md
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+res=$BUILD/kernels/results.tsv
+[ -r "$res" ] || { echo "table.sh: no $res: run make check-kernels first" >&2; exit 2; }
+
+# CASES LOG SCRIPT: "P/N" for the cases of SCRIPT in a guest's run.sh output
+cases() {
+	awk -v t="$2" '/^== / { on = ($2 == t) } on && /^PASS:/ { p++ } on && /^(FAIL|SKIP):/ { f++ }
+		END { if (p + f) printf "%d/%d", p, p + f }' "$1"
+}
+
+rows() {
+	local rel suite pkg ver mode p f s secs status log tr st counts told inferred
+	while IFS=$'\t' read -r rel suite pkg ver mode p f s secs status _; do
+		case $rel in '#'* | '') continue ;; esac
+		log=$BUILD/kernels/$rel.log
+		tr=$(cases "$log" trace) st=$(cases "$log" stat)
+		if [ "$status" != ok ] && [ "$status" != failed ]; then
+			counts="not measured: the guest gave no result ($status)"
+		elif [ -z "$tr$st" ]; then
+			counts="not measured (trace and stat not run)"
+		elif [ "${tr%/*}" = "${tr#*/}" ] && [ "${st%/*}" = "${st#*/}" ]; then
+			counts="exact (trace ${tr:-0/0}, stat ${st:-0/0} cases passed)"
+		else
+			counts="**not exact**: trace ${tr:-0/0}, stat ${st:-0/0} cases passed"
+		fi
+		told=$(awk -F'\t' -v m="${mode%% *}" '$1 == m { print $2 }' tests/kernels/modes)
+		inferred=$(awk -F'\t' -v m="${mode%% *}" '$1 == m { print $3 }' tests/kernels/modes)
+		printf '| %s (%s) | %s | %s | %s | %s |\n' "$rel" "$suite" "$mode" "$counts" \
+			"${told:-?}" "${inferred:-?}"
+	done <"$res"
+}
+
+if [ $# -eq 0 ]; then
+	rows
+	exit 0
+fi
+# The table under "Kernel support" whose header starts "| kernel | mode |": its rows (or
+# the @MATRIX@ placeholder) give way to the new ones.
+rows >"$BUILD/kernels/rows.md"
+python3 - "$1" "$BUILD/kernels/rows.md" <<'PY'
+import sys
+path, rows = sys.argv[1], open(sys.argv[2]).read()
+lines = open(path).read().split("\n")
+out, i, done = [], 0, False
+while i < len(lines):
+    l = lines[i]
+    out.append(l)
+    if not done and l.startswith("| kernel | mode |") and i + 1 < len(lines) \
+            and lines[i + 1].startswith("|---"):
+        out.append(lines[i + 1])
+        i += 2
+        while i < len(lines) and (lines[i].startswith("|") or lines[i].strip() == "@MATRIX@"):
+            i += 1
+        out.extend(rows.rstrip("\n").split("\n"))
+        done = True
+        continue
+    i += 1
+if not done:
+    sys.exit("table.sh: no table starting '| kernel | mode |' in " + path)
+open(path, "w").write("\n".join(out))
+PY
