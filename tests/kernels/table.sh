@@ -29,10 +29,13 @@ rows() {
 			counts="not measured: the guest gave no result ($status)"
 		elif [ -z "$tr$st" ]; then
 			counts="not measured (trace and stat not run)"
-		elif [ "${tr%/*}" = "${tr#*/}" ] && [ "${st%/*}" = "${st#*/}" ]; then
-			counts="exact (trace ${tr:-0/0}, stat ${st:-0/0} cases passed)"
 		else
-			counts="**not exact**: trace ${tr:-0/0}, stat ${st:-0/0} cases passed"
+			ran=${tr:+trace $tr}${tr:+${st:+, }}${st:+stat $st}
+			if [ "${tr%/*}" = "${tr#*/}" ] && [ "${st%/*}" = "${st#*/}" ]; then
+				counts="exact in every case ($ran passed)"
+			else
+				counts="**failed**: $ran passed"
+			fi
 		fi
 		told=$(awk -F'\t' -v m="${mode%% *}" '$1 == m { print $2 }' tests/kernels/modes)
 		inferred=$(awk -F'\t' -v m="${mode%% *}" '$1 == m { print $3 }' tests/kernels/modes)
@@ -45,8 +48,9 @@ if [ $# -eq 0 ]; then
 	rows
 	exit 0
 fi
-# The table under "Kernel support" whose header starts "| kernel | mode |": its rows (or
-# the @MATRIX@ placeholder) give way to the new ones.
+# The table under "Kernel support" whose header starts "| kernel | mode |": the rows of the
+# kernels the run measured (and the @MATRIX@ placeholder) give way to the new ones; rows of
+# other kernels (the build machine's) stay, after them.
 rows >"$BUILD/kernels/rows.md"
 python3 - "$1" "$BUILD/kernels/rows.md" <<'PY'
 import sys
@@ -60,9 +64,14 @@ while i < len(lines):
             and lines[i + 1].startswith("|---"):
         out.append(lines[i + 1])
         i += 2
+        new = rows.rstrip("\n").split("\n")
+        measured = {r.split("|")[1].split()[0] for r in new}
+        kept = []
         while i < len(lines) and (lines[i].startswith("|") or lines[i].strip() == "@MATRIX@"):
+            if lines[i].startswith("|") and lines[i].split("|")[1].split()[0] not in measured:
+                kept.append(lines[i])
             i += 1
-        out.extend(rows.rstrip("\n").split("\n"))
+        out.extend(new + kept)
         done = True
         continue
     i += 1
