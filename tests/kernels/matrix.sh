@@ -65,9 +65,16 @@ for rel in "${rels[@]}"; do
 	clog=$OUT/$rel.console.log
 	echo "== kernel $rel ($suite $pkg $ver): $tests"
 	t0=$(date +%s)
-	tests/kernels/boot.sh -t "$TMO" -l "$clog" "$rel" -- \
-		env BUILD="$BUILD" TESTS="$tests" tests/kernels/guest.sh >"$log" 2>&1
-	rc=$?
+	# A guest oops under TCG ("int3" in a tracepoint's patch site, seen once in three runs of
+	# 7.2.13) is the emulator's, not the tests': boot such a kernel once more, and say so.
+	for try in 1 2; do
+		tests/kernels/boot.sh -t "$TMO" -l "$clog" "$rel" -- \
+			env BUILD="$BUILD" TESTS="$tests" tests/kernels/guest.sh >"$log" 2>&1
+		rc=$?
+		grep -q 'Kernel panic' "$clog" 2>/dev/null || break
+		[ $try = 1 ] && echo "kernel $rel: guest panicked; console log kept as $clog.1; booting again" &&
+			cp "$clog" "$clog.1"
+	done
 	secs=$(($(date +%s) - t0))
 	cat "$log"
 	mode=$(sed -n 's/^mode: //p' "$log" | head -n 1)
