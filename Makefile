@@ -2,7 +2,8 @@
 # rseqdbg: one entry point for building, testing, benchmarking and installing.
 #
 #   make                build build/rseqdbg and build/libelfscan.a
-#   make check          build and run every test
+#   make check          build and run every test; TESTS="a b" only those named (test
+#                       binaries, cmocka tests, integration scripts; shell patterns)
 #   make check-kernels  the privileged tests again on each kernel of tests/kernels/list,
 #                       booted under QEMU (KERNEL_TESTS, KERNEL_TIMEOUT: tests/kernels/matrix.sh)
 #   make demo           run rseqdbg on the bundled example
@@ -98,9 +99,11 @@ $(BUILD)/rseqdbg: $(CLI_OBJS) $(BUILD)/libelfscan.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libelfscan.a $(LIBS)
 
 # --- tests -----------------------------------------------------------------
+# The fixture directory is compiled in: a unit test binary runs from any directory.
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(BUILD)/libelfscan.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libelfscan.a -lcmocka $(LIBS)
+	$(CC) $(CPPFLAGS) -DFIXTURE_DIR='"$(CURDIR)/tests/fixtures"' $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< \
+		$(BUILD)/libelfscan.a -lcmocka $(LIBS)
 
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
@@ -126,7 +129,7 @@ tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO)
 
 check: deps
 	$(MAKE) tests
-	BUILD=$(BUILD) tests/run.sh
+	BUILD=$(BUILD) TESTS="$(TESTS)" tests/run.sh
 
 # Installing QEMU may fail (not root, offline): the matrix then says why it cannot run.
 check-kernels:

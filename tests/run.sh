@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Run every unit test binary (cmocka) and every integration script, then print one total:
 # "N passed, N failed, N skipped". With RSEQDBG_REQUIRE_ALL=1 (CI) a skip counts as a failure.
-# TESTS="a b" runs only the integration scripts named; UNIT=0 leaves out the unit tests (the
-# kernel matrix runs the integration scripts in guests, where the unit tests teach nothing new).
+# TESTS="a b" runs only what the words name, each a name or a shell pattern: an integration
+# script (scan_pid), a unit test binary (test_formats), a cmocka test of one (test_bad_*); a
+# word that names nothing is a failure. UNIT=0 leaves out the unit tests (the kernel matrix
+# runs the integration scripts in guests, where the unit tests teach nothing new).
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}
@@ -12,6 +14,19 @@ export RSEQDBG="$BUILD/rseqdbg"
 log=$(mktemp -d /tmp/rseqdbg-tests.XXXXXX)
 pass=0 fail=0 skip=0
 failed=()
+
+read -ra words <<<"${TESTS:-}"
+declare -A used=()
+# selected NAME: whether TESTS is empty or one of its words matches NAME (noted as used)
+selected() {
+	local w hit=1
+	[ ${#words[@]} -eq 0 ] && return 0
+	for w in "${words[@]}"; do
+		# shellcheck disable=SC2053 # the word is a pattern
+		[[ $1 == $w ]] && used[$w]=1 && hit=0
+	done
+	return $hit
+}
 
 count() { # $1 = log file, $2 = name
 	local p f s
@@ -26,9 +41,18 @@ for t in "$BUILD"/tests/test_*; do
 	[ "${UNIT:-1}" = 1 ] || break
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	echo "== $name"
+	# The whole binary, or the cmocka tests its source lists that TESTS names.
+	args=()
+	if ! selected "$name"; then
+		for c in $(grep -oE 'cmocka_unit_test[a-z_]*\( *[A-Za-z0-9_]+' tests/unit/"$name".c \
+			2>/dev/null | sed 's/.*( *//'); do
+			selected "$c" && args+=("$c")
+		done
+		[ ${#args[@]} -gt 0 ] || continue
+	fi
+	echo "== $name${args[*]:+ ${args[*]}}"
 	out="$log/$name.log"
-	( cd tests && CMOCKA_MESSAGE_OUTPUT=stdout "$t" ) >"$out" 2>&1
+	CMOCKA_MESSAGE_OUTPUT=stdout "$t" "${args[@]}" >"$out" 2>&1
 	rc=$?
 	cat "$out"
 	count "$out" "$name"
@@ -40,7 +64,7 @@ done
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	[ -n "${TESTS:-}" ] && ! grep -qw "$name" <<<"$TESTS" && continue
+	selected "$name" || continue
 	echo "== $name"
 	out="$log/$name.log"
 	timeout "${TEST_TIMEOUT:-600}" bash "$t" >"$out" 2>&1 </dev/null
@@ -52,6 +76,11 @@ for t in tests/integration/*.sh; do
 	fi
 done
 
+for w in "${words[@]}"; do
+	[ -n "${used[$w]:-}" ] && continue
+	echo "FAIL: TESTS: no test matches '$w'"
+	fail=$((fail + 1)); failed+=("$w")
+done
 if [ "${RSEQDBG_REQUIRE_ALL:-0}" = 1 ] && [ $skip -gt 0 ]; then
 	echo "skips are failures here (RSEQDBG_REQUIRE_ALL=1):"
 	grep -hE '^SKIP:' "$log"/*.log

@@ -3,7 +3,6 @@
  * Instruction classification (x86_64 and aarch64 encodings written out by hand from the
  * architecture manuals), the check list, and elfscan_audit() on the committed aarch64 audit
  * fixtures, whose audit_expect symbol (read here with libelf) marks the faulty instruction.
- * Runs with cwd = tests/.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +21,9 @@
 #include "elfscan-audit.h"
 #include "elfscan-decode.h"
 #include "elfscan.h"
+#include "unit.h"
 
-#define A64 "fixtures/audit/aarch64/"
+#define A64 FIXTURE_DIR "/audit/aarch64/"
 
 /* The value of symbol name in path's .symtab, with libelf alone. */
 static uint64_t sym(const char *path, const char *name)
@@ -287,7 +287,7 @@ static void test_audit_bias(void **state)
 	elfscan_audit_free(NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_decode_x86_64),      cmocka_unit_test(test_decode_aarch64),
@@ -296,5 +296,5 @@ int main(void)
 	    cmocka_unit_test(test_audit_bias),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return UNIT_MAIN(tests);
 }

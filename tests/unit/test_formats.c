@@ -2,10 +2,11 @@
 /*
  * Table decoding, checked against each fixture's own symbols (rseq_start_<id>,
  * rseq_post_commit_<id>, rseq_abort_<id>, rseq_exit_<id>[_N]) read here with libelf, and
- * malformed images built in memory from a valid fixture. Runs with cwd = tests/.
+ * malformed images built in memory from a valid fixture.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,8 +22,9 @@
 
 #include "elfscan.h"
 #include "fixture.h"
+#include "unit.h"
 
-#define BIN "fixtures/bin/"
+#define BIN FIXTURE_DIR "/bin/"
 
 struct fsym {
 	char name[96];
@@ -168,7 +170,7 @@ static void test_current_format_x86_64_every_link_mode(void **state)
 	uint32_t want = ELFSCAN_SRC_CS | ELFSCAN_SRC_CS_PTR_ARRAY | ELFSCAN_SRC_EXIT_POINTS;
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char path[256];
+		char path[PATH_MAX];
 		struct elfscan *es;
 
 		snprintf(path, sizeof(path), BIN "x86_64/%s", files[i]);
@@ -198,7 +200,7 @@ static void test_current_format_every_arch_class_and_byte_order(void **state)
 
 	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++) {
 		for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-			char path[256];
+			char path[PATH_MAX];
 			struct elfscan *es;
 
 			snprintf(path, sizeof(path), BIN "%s/%s", arches[a].dir, files[f]);
@@ -533,15 +535,15 @@ static void test_not_elf_empty_and_directory_are_errors(void **state)
 	assert_non_null(strstr(elfscan_errmsg(), "empty file"));
 	assert_non_null(strstr(elfscan_errmsg(), path));
 	unlink(path);
-	assert_int_equal(elfscan_open("fixtures", NULL, &es), -EISDIR);
+	assert_int_equal(elfscan_open(FIXTURE_DIR, NULL, &es), -EISDIR);
 	assert_non_null(strstr(elfscan_errmsg(), "directory"));
-	assert_int_equal(elfscan_open("fixtures/README", NULL, &es), -EINVAL);
+	assert_int_equal(elfscan_open(FIXTURE_DIR "/README", NULL, &es), -EINVAL);
 	assert_non_null(strstr(elfscan_errmsg(), "not an ELF file"));
-	assert_int_equal(elfscan_open("fixtures/does-not-exist", NULL, &es), -ENOENT);
+	assert_int_equal(elfscan_open(FIXTURE_DIR "/does-not-exist", NULL, &es), -ENOENT);
 	assert_null(es);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_current_format_x86_64_every_link_mode),
@@ -562,5 +564,5 @@ int main(void)
 		cmocka_unit_test(test_not_elf_empty_and_directory_are_errors),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return UNIT_MAIN(tests);
 }

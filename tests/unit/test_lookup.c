@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "elfscan.h"
+#include "unit.h"
 
 #define BASE 0x400000ull
 #define TEXT_OFF 0x1000ull
@@ -287,7 +288,7 @@ static void test_no_sections_finds_nothing(void **state)
 	free(b.b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup_matches_brute_force_on_100k_sections),
@@ -298,5 +299,5 @@ int main(void)
 		cmocka_unit_test(test_no_sections_finds_nothing),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return UNIT_MAIN(tests);
 }

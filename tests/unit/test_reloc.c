@@ -3,10 +3,11 @@
  * Relocations: every link mode of the same sources (GNU ld PIE and non-PIE, lld with zeros
  * in place, RELR, shared object, static, object file) must give the values of the fixture's
  * symbols, read here with libelf; the file bytes are read here too, to show the values did
- * not come from them. Malformed relocations built in memory must be errors. cwd = tests/.
+ * not come from them. Malformed relocations built in memory must be errors.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,8 +23,9 @@
 
 #include "elfscan.h"
 #include "fixture.h"
+#include "unit.h"
 
-#define X86 "fixtures/bin/x86_64/"
+#define X86 FIXTURE_DIR "/bin/x86_64/"
 
 static size_t shdr_index(const struct image *im, const Elf64_Shdr *sh)
 {
@@ -87,7 +89,7 @@ static void test_every_link_mode_gives_the_symbol_values(void **state)
 	int64_t first[6][3];
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
-		char path[128], name[64];
+		char path[PATH_MAX], name[64];
 		struct elfscan *es;
 		uint64_t base;
 
@@ -206,7 +208,7 @@ static void test_symbolic_relocation_in_shared_object(void **state)
 /* RISC-V objects hold post_commit_offset as an ADD64/SUB64 pair over a 0 in the file. */
 static void test_riscv_object_add_sub_pairs(void **state)
 {
-	const char *path = "fixtures/bin/riscv64/cs.o";
+	const char *path = FIXTURE_DIR "/bin/riscv64/cs.o";
 	struct image im = load(path);
 	Elf64_Shdr *csh = shdr_named(&im, "__rseq_cs");
 	struct elfscan *es = open_fix(path);
@@ -224,9 +226,9 @@ static void test_riscv_object_add_sub_pairs(void **state)
 /* REL targets (i386, arm) take the addend from the word in place. */
 static void test_rel_addend_in_place(void **state)
 {
-	static const char *const files[] = { "fixtures/bin/i386/cs-pie", "fixtures/bin/i386/cs.o",
-					     "fixtures/bin/arm/cs-pie", "fixtures/bin/arm/cs.so",
-					     "fixtures/bin/armeb/cs.o" };
+	static const char *const files[] = { FIXTURE_DIR "/bin/i386/cs-pie", FIXTURE_DIR "/bin/i386/cs.o",
+					     FIXTURE_DIR "/bin/arm/cs-pie", FIXTURE_DIR "/bin/arm/cs.so",
+					     FIXTURE_DIR "/bin/armeb/cs.o" };
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		struct elfscan *es = open_fix(files[f]);
@@ -325,7 +327,7 @@ static void test_bad_relr_tables_are_errors(void **state)
 	free(im.b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_link_mode_gives_the_symbol_values),
@@ -339,5 +341,5 @@ int main(void)
 		cmocka_unit_test(test_bad_relr_tables_are_errors),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return UNIT_MAIN(tests);
 }

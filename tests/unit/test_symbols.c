@@ -23,9 +23,10 @@
 #include <elfutils/libdw.h>
 
 #include "elfscan.h"
+#include "unit.h"
 
-#define FIX "fixtures/bin/symbols/"
-#define SRC "fixtures/src/symtest.c"
+#define FIX FIXTURE_DIR "/bin/symbols/"
+#define SRC FIXTURE_DIR "/src/symtest.c"
 #define DEBUG_DIR FIX "debug"
 
 struct fsym {
@@ -161,7 +162,7 @@ static struct elfscan *open_fix(const char *name, const char *debug_dirs, bool n
 	struct elfscan_opts opts = {
 	    .sz = sizeof(opts), .debug_dirs = debug_dirs, .no_debuginfo = no_debuginfo};
 	struct elfscan *es = NULL;
-	char path[256];
+	char path[PATH_MAX];
 	int err;
 
 	snprintf(path, sizeof(path), FIX "%s", name);
@@ -674,7 +675,7 @@ static void test_arm_thumb(void **state)
 	uint64_t a;
 
 	check_functions(es, &l, false);
-	check_marks(es, &l, "fixtures/src/symthumb.c", marks, sizeof(marks) / sizeof(marks[0]));
+	check_marks(es, &l, FIXTURE_DIR "/src/symthumb.c", marks, sizeof(marks) / sizeof(marks[0]));
 	assert_int_equal(elfscan_resolve(es, "thumb_leaf", &a), 0);
 	assert_int_equal(a, find_func(&l, "thumb_leaf")->addr);
 	assert_int_equal(a & 1, 0);
@@ -858,7 +859,7 @@ static void test_nothing_covers(void **state)
 	elfscan_close(es);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_functions_from_symtab),
@@ -881,5 +882,5 @@ int main(void)
 	    cmocka_unit_test(test_nothing_covers),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return UNIT_MAIN(tests);
 }
