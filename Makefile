@@ -25,6 +25,7 @@ DATADIR    ?= $(PREFIX)/share/rseqdbg
 CC         ?= cc
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
+OBJCOPY    ?= objcopy
 FUZZ_TIME  ?= 60
 
 ifneq ($(SANITIZE),)
@@ -65,9 +66,17 @@ WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
 
 # --- library ---------------------------------------------------------------
+# The archive exports only what the public headers declare (elfscan_*): the objects are
+# compiled with hidden visibility, linked into one and their hidden symbols made local.
+# The unit tests link the objects themselves, internal functions included.
+$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
+
 $(BUILD)/libelfscan.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(LD) -r -o $(BUILD)/obj/libelfscan.o $^
+	$(OBJCOPY) --localize-hidden $(BUILD)/obj/libelfscan.o
+	rm -f $@
+	$(AR) rcs $@ $(BUILD)/obj/libelfscan.o
 
 # Regenerated on every build so that it names the PREFIX of this make invocation.
 $(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in FORCE
@@ -100,10 +109,10 @@ $(BUILD)/rseqdbg: $(CLI_OBJS) $(BUILD)/libelfscan.a
 
 # --- tests -----------------------------------------------------------------
 # The fixture directory is compiled in: a unit test binary runs from any directory.
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(BUILD)/libelfscan.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DFIXTURE_DIR='"$(CURDIR)/tests/fixtures"' $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< \
-		$(BUILD)/libelfscan.a -lcmocka $(LIBS)
+		$(LIB_OBJS) -lcmocka $(LIBS)
 
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)

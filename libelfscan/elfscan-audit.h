@@ -3,9 +3,10 @@
  * libelfscan: check the rseq tables of an ELF file and the code of its critical sections.
  *
  * Each check has a stable id ("RSEQ001"), a severity, a title, a description and a hint;
- * elfscan_audit_checks() lists them. elfscan_audit() runs the selected checks and returns
- * the findings, sorted by section (file-wide findings first). Addresses are libelfscan
- * addresses (load base 0); messages add opts->bias to the addresses they print.
+ * elfscan_audit_nchecks() and elfscan_audit_check() list them. elfscan_audit() runs the
+ * selected checks and returns the findings, sorted by section (file-wide findings first).
+ * Addresses are libelfscan addresses (load base 0); messages add opts->bias to the addresses
+ * they print.
  */
 #ifndef ELFSCAN_AUDIT_H
 #define ELFSCAN_AUDIT_H
@@ -19,6 +20,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The library is built with hidden visibility: what this header declares is its API. */
+#pragma GCC visibility push(default)
 
 enum elfscan_severity {
 	ELFSCAN_SEV_INFO = 0,
@@ -82,6 +86,8 @@ uint64_t elfscan_finding_addr(const struct elfscan_finding *f);
 /* How many occurrences the finding stands for: 1, or for repeated table entries (the same
  * exit point listed many times) the size of the run, reported once. */
 size_t elfscan_finding_count(const struct elfscan_finding *f);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,9 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what this header declares is its API. */
+#pragma GCC visibility push(default)
+
 struct elfscan;
 struct elfscan_decoder;
 
@@ -65,6 +68,8 @@ int elfscan_decode_one(struct elfscan_decoder *d, const void *buf, size_t len, u
  * decoding stops on an invalid instruction (the ones before it are returned, *n set). */
 int elfscan_decode_range(struct elfscan_decoder *d, const struct elfscan *es, uint64_t lo,
 			 uint64_t hi, struct elfscan_insn **insns, size_t *n);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,9 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what this header declares is its API. */
+#pragma GCC visibility push(default)
+
 struct elfscan;
 
 /* Where a descriptor was found; a descriptor may be found in several tables. */
@@ -155,6 +158,8 @@ const char *elfscan_sig_status_name(enum elfscan_sig_status st); /* "match", ...
 /* Whether the file itself carries DWARF line information; unlike elfscan_has_dwarf(), no
  * separate debug file is searched for (cheap: section headers only). */
 bool elfscan_has_own_dwarf(struct elfscan *es);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
