@@ -44,7 +44,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f, "Usage: rseqdbg audit [OPTIONS] FILE...\n"
-	       "       rseqdbg audit [OPTIONS] --pid PID\n"
+	       "       rseqdbg audit [OPTIONS] -p PID\n"
 	       "       rseqdbg audit --list-checks\n"
 	       "\n"
 	       "Check the rseq descriptor tables of ELF files and the code of their critical\n"
@@ -56,10 +56,10 @@ static void usage(FILE *f)
 	       "      --list-checks    describe every check and exit\n"
 	       "      --fail-on LEVEL  exit 1 on findings at or above LEVEL: error (default),\n"
 	       "                       warning or info\n"
-	       "      --pid PID        audit the modules mapped in a running process and compare\n"
+	       "  -p, --pid PID        audit the modules mapped in a running process and compare\n"
 	       "                       signatures with those its threads registered\n"
 	       "  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
-	       "  -p, --pretty         print indented JSON (implies --json)\n"
+	       "      --pretty         print indented JSON (implies --json)\n"
 	       "      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
 	       "  -h, --help           print this help\n"
 	       "\n"
@@ -745,89 +745,79 @@ out:
 	return ret;
 }
 
-enum { OPT_CHECK = 256, OPT_SKIP, OPT_LIST, OPT_FAIL_ON, OPT_PID, OPT_SARIF };
+enum { OPT_CHECK = 256, OPT_SKIP, OPT_LIST, OPT_FAIL_ON, OPT_SARIF };
+
+static int parse_fail_on(const char *s, enum elfscan_severity *sev)
+{
+	if (!strcmp(s, "error"))
+		*sev = ELFSCAN_SEV_ERROR;
+	else if (!strcmp(s, "warning"))
+		*sev = ELFSCAN_SEV_WARNING;
+	else if (!strcmp(s, "info"))
+		*sev = ELFSCAN_SEV_INFO;
+	else
+		return rd_error("--fail-on: '%s' is not error, warning or info", s);
+	return 0;
+}
+
+static int parse_opts(struct audit_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "check", required_argument, NULL, OPT_CHECK },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "list-checks", no_argument, NULL, OPT_LIST },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "sarif", no_argument, NULL, OPT_SARIF },
+		{ 0 },
+	};
+	static const struct rd_cmdline cl = { "p:", longopts, usage };
+	int c, ret = 0;
+
+	while (!ret && (c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
+		switch (c) {
+		case OPT_CHECK:
+			ret = add_id(&o->enable, &o->nenable, optarg);
+			break;
+		case OPT_SKIP:
+			ret = add_id(&o->disable, &o->ndisable, optarg);
+			break;
+		case OPT_LIST:
+			o->list = true;
+			break;
+		case OPT_FAIL_ON:
+			ret = parse_fail_on(optarg, &o->fail_on);
+			break;
+		case 'p':
+			ret = rd_parse_pid("--pid", "process", optarg, &o->pid);
+			o->have_pid = true;
+			break;
+		case OPT_SARIF:
+			o->sarif = true;
+			break;
+		default:
+			return c;
+		}
+	}
+	return ret;
+}
 
 int cmd_audit(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"pretty", no_argument, NULL, 'p'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"check", required_argument, NULL, OPT_CHECK},
-	    {"skip", required_argument, NULL, OPT_SKIP},
-	    {"list-checks", no_argument, NULL, OPT_LIST},
-	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
-	    {"pid", required_argument, NULL, OPT_PID},
-	    {"sarif", no_argument, NULL, OPT_SARIF},
-	    {0},
-	};
-	struct audit_opts o = {.fail_on = ELFSCAN_SEV_ERROR};
-	unsigned long long v;
-	int c, ret = 0;
+	struct audit_opts o = { .fail_on = ELFSCAN_SEV_ERROR };
+	int ret = parse_opts(&o, argc, argv);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jph", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			rd.json = true;
-			break;
-		case 'p':
-			rd.json = rd.pretty = true;
-			break;
-		case 'h':
-			usage(stdout);
-			goto out;
-		case OPT_CHECK:
-			ret = add_id(&o.enable, &o.nenable, optarg);
-			break;
-		case OPT_SKIP:
-			ret = add_id(&o.disable, &o.ndisable, optarg);
-			break;
-		case OPT_LIST:
-			o.list = true;
-			break;
-		case OPT_FAIL_ON:
-			if (!strcmp(optarg, "error"))
-				o.fail_on = ELFSCAN_SEV_ERROR;
-			else if (!strcmp(optarg, "warning"))
-				o.fail_on = ELFSCAN_SEV_WARNING;
-			else if (!strcmp(optarg, "info"))
-				o.fail_on = ELFSCAN_SEV_INFO;
-			else
-				ret = rd_error("--fail-on: '%s' is not error, warning or info",
-					       optarg);
-			break;
-		case OPT_PID:
-			if (!rd_parse_u64(optarg, &v) || !v || v > INT32_MAX)
-				ret = rd_error("--pid: '%s' is not a process id", optarg);
-			o.have_pid = true;
-			o.pid = (pid_t)v;
-			break;
-		case OPT_SARIF:
-			o.sarif = true;
-			break;
-		case ':':
-			ret = rd_error("%s: missing argument (try 'rseqdbg audit --help')",
-				       argv[optind - 1]);
-			break;
-		default:
-			ret = rd_error("unknown option '%s' (try 'rseqdbg audit --help')",
-				       argv[optind - 1]);
-			break;
-		}
-		if (ret)
-			goto out;
+	if (ret == RD_OPT_HELP || ret == RD_OPT_ERROR) {
+		ret = rd_opt_exit(ret);
+		goto out;
 	}
-	if (rd.pretty && (ret = rd_json_writer()))
+	if (ret)
 		goto out;
 	if (o.sarif)
 		rd.json = true; /* errors as a JSON object too */
-	if (o.list) {
+	if (o.list)
 		ret = list_checks();
-		goto out;
-	}
-	if (o.have_pid && optind < argc)
+	else if (o.have_pid && optind < argc)
 		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg audit --help')");
 	else if (!o.have_pid && optind >= argc)
 		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");

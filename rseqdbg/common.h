@@ -3,8 +3,10 @@
 #ifndef RSEQDBG_COMMON_H
 #define RSEQDBG_COMMON_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "json.h"
 
@@ -17,9 +19,10 @@ enum {
 
 struct rd_global {
 	bool json;   /* -j/--json */
-	bool pretty; /* -p/--pretty (implies --json) */
+	bool pretty; /* --pretty (implies --json) */
 	bool verbose;
-	struct jw *jw; /* writer on stdout when json */
+	struct jw *jw;	 /* writer on stdout when json */
+	const char *cmd; /* the command running, for messages */
 };
 
 extern struct rd_global rd;
@@ -45,7 +48,37 @@ int cmd_stat(int argc, char **argv);
  * Returns EXIT_OK, or EXIT_ERROR (reported) when out of memory. */
 int rd_json_writer(void);
 
+/* Command lines. A command lists only its own options; rd_getopt() adds and handles those
+ * every command takes: -j/--json, --pretty and -h/--help. -p is --pid wherever a process is
+ * chosen, as in gdb, strace and perf. */
+enum {
+	RD_OPT_END = -1,     /* all options read; operands from optind */
+	RD_OPT_HELP = -2,    /* usage printed on stdout: exit 0 */
+	RD_OPT_ERROR = -3,   /* usage error reported: exit 2 */
+	RD_OPT_PRETTY = 512, /* long options of the commands use values below this */
+};
+
+struct rd_cmdline {
+	const char *shortopts;	       /* the command's letters; "+" first stops at an operand */
+	const struct option *longopts; /* the command's, ending with { 0 } */
+	void (*usage)(FILE *f);
+};
+
+/* The next of the command's options (optarg set), or one of RD_OPT_END, RD_OPT_HELP,
+ * RD_OPT_ERROR. At the end, sets up rd.jw for --pretty. Start with optind = 1. */
+int rd_getopt(int argc, char **argv, const struct rd_cmdline *cl);
+/* The exit status for RD_OPT_HELP or RD_OPT_ERROR. */
+int rd_opt_exit(int c);
+
 /* Parse an unsigned number (decimal, 0x hex); false when s is not one. */
 bool rd_parse_u64(const char *s, unsigned long long *v);
+
+/* The highest PID: the kernel's PID_MAX_LIMIT (kernel/pid_max cannot be set above it on
+ * 64-bit), so every number accepted may name a task and a larger one is a typo. */
+#define RD_PID_MAX 4194304
+
+/* Parse the process or thread id ("process", "thread": what) given to the long option opt
+ * ("--pid"); returns 0, or EXIT_ERROR after reporting it. */
+int rd_parse_pid(const char *opt, const char *what, const char *s, pid_t *pid);
 
 #endif

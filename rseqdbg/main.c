@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* rseqdbg: dispatch to the subcommands. */
-#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,6 @@
 #include "symfmt.h"
 
 struct rd_global rd;
-static const char *cur_cmd;
 
 static const struct cmd {
 	const char *name;
@@ -25,7 +24,7 @@ static const struct cmd {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rseqdbg [-j|--json] [-p|--pretty] COMMAND [ARGS...]\n"
+	fprintf(f, "Usage: rseqdbg [-j|--json] [--pretty] COMMAND [ARGS...]\n"
 		   "       rseqdbg COMMAND --help\n"
 		   "       rseqdbg --version\n\n"
 		   "Debugging and tracing for Linux restartable sequences (rseq).\n\nCommands:\n");
@@ -44,8 +43,8 @@ int rd_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	/* Escaped: a name from a file must not break the one line or reach the terminal raw. */
-	if (cur_cmd)
-		fprintf(stderr, "rseqdbg: %s: %s\n", cur_cmd, rd_safe(msg));
+	if (rd.cmd)
+		fprintf(stderr, "rseqdbg: %s: %s\n", rd.cmd, rd_safe(msg));
 	else
 		fprintf(stderr, "rseqdbg: %s\n", rd_safe(msg));
 	if (rd.json && rd.jw) {
@@ -87,7 +86,7 @@ void rd_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "rseqdbg: %s%swarning: %s\n", cur_cmd ? cur_cmd : "", cur_cmd ? ": " : "",
+	fprintf(stderr, "rseqdbg: %s%swarning: %s\n", rd.cmd ? rd.cmd : "", rd.cmd ? ": " : "",
 		rd_safe(msg));
 }
 
@@ -102,53 +101,63 @@ int rd_json_writer(void)
 	return EXIT_OK;
 }
 
-bool rd_parse_u64(const char *s, unsigned long long *v)
+/* Options before the command; each command takes them again after its name. */
+static int global_opts(int argc, char **argv)
 {
-	char *end;
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },   { "pretty", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },   { "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	int c;
 
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno == 0 && *end == '\0';
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+jhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			rd.json = true;
+			break;
+		case 'P':
+			rd.json = rd.pretty = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return RD_OPT_HELP;
+		case 'V':
+			printf("rseqdbg %s\n", RSEQDBG_VERSION);
+			return RD_OPT_HELP;
+		default:
+			if (optopt == 'p')
+				rd_error("unknown option '-p' (indented JSON is --pretty; -p PID "
+					 "follows the command)");
+			else
+				rd_error("unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return RD_OPT_ERROR;
+		}
+	}
+	return RD_OPT_END;
 }
 
 int main(int argc, char **argv)
 {
-	int i = 1, ret;
+	int c = global_opts(argc, argv), i = optind, ret;
 
-	/* Global options before the command; each command also accepts -j/-p itself. */
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-j") || !strcmp(a, "--json")) {
-			rd.json = true;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--pretty")) {
-			rd.json = rd.pretty = true;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return EXIT_OK;
-		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-			printf("rseqdbg %s\n", RSEQDBG_VERSION);
-			return EXIT_OK;
-		} else {
-			fprintf(stderr, "rseqdbg: unknown option '%s'\n", a);
-			usage(stderr);
-			return EXIT_ERROR;
-		}
-	}
+	if (c != RD_OPT_END)
+		return rd_opt_exit(c);
 	if (i >= argc) {
 		usage(stderr);
 		return EXIT_ERROR;
 	}
-	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
-		if (strcmp(argv[i], cmds[c].name))
+	for (size_t n = 0; n < sizeof(cmds) / sizeof(cmds[0]); n++) {
+		if (strcmp(argv[i], cmds[n].name))
 			continue;
-		cur_cmd = cmds[c].name;
-		rd.jw = jw_new(stdout, false);
+		rd.cmd = cmds[n].name;
+		rd.jw = jw_new(stdout, rd.pretty);
 		if (!rd.jw)
 			return rd_error("out of memory");
-		ret = cmds[c].fn(argc - i, argv + i);
+		optind = 0; /* getopt starts over, with the command's ordering rules */
+		ret = cmds[n].fn(argc - i, argv + i);
 		jw_free(rd.jw);
 		return ret;
 	}

@@ -46,7 +46,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rseqdbg scan [OPTIONS] FILE...\n"
-		"       rseqdbg scan [OPTIONS] --pid PID\n"
+		"       rseqdbg scan [OPTIONS] -p PID\n"
 		"\n"
 		"Decode the rseq critical-section tables of ELF files; or, with --pid, of every\n"
 		"module mapped in a running process, and show the rseq state of each of its\n"
@@ -54,9 +54,9 @@ static void usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"  -j, --json           print one JSON document (schema in rseqdbg-scan(1))\n"
-		"  -p, --pretty         print indented JSON (implies --json)\n"
+		"      --pretty         print indented JSON (implies --json)\n"
+		"  -p, --pid PID        scan the modules and threads of a running process\n"
 		"      --addr ADDR      show only the critical sections containing ADDR\n"
-		"      --pid PID        scan the modules and threads of a running process\n"
 		"      --no-debuginfo   do not read DWARF: functions from the symbol table only\n"
 		"      --debug-dir DIR  look for separate debug files under DIR (repeatable;\n"
 		"                       default /usr/lib/debug)\n"
@@ -1026,97 +1026,64 @@ static int add_debug_dir(struct scan_opts *o, const char *dir)
 	return 0;
 }
 
-enum { OPT_ADDR = 256, OPT_PID, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR };
+enum { OPT_ADDR = 256, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR };
 
-int cmd_scan(int argc, char **argv)
+static int parse_opts(struct scan_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
 		{ "addr", required_argument, NULL, OPT_ADDR },
-		{ "pid", required_argument, NULL, OPT_PID },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "no-debuginfo", no_argument, NULL, OPT_NO_DEBUGINFO },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ 0 },
 	};
-	struct scan_opts o = { .es = { .sz = sizeof(struct elfscan_opts) } };
+	static const struct rd_cmdline cl = { "p:", longopts, usage };
 	unsigned long long v;
-	int c, ret;
+	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jph", longopts, NULL)) != -1) {
+	while ((c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
 		switch (c) {
-		case 'j':
-			rd.json = true;
+		case OPT_ADDR:
+			if (!rd_parse_u64(optarg, &v))
+				return rd_error("--addr: '%s' is not an address", optarg);
+			o->have_addr = true;
+			o->addr = v;
 			break;
 		case 'p':
-			rd.json = rd.pretty = true;
-			break;
-		case 'h':
-			usage(stdout);
-			free(o.debug_dirs);
-			return EXIT_OK;
-		case OPT_ADDR:
-			if (!rd_parse_u64(optarg, &v)) {
-				ret = rd_error("--addr: '%s' is not an address", optarg);
-				goto out;
-			}
-			o.have_addr = true;
-			o.addr = v;
-			break;
-		case OPT_PID:
-			if (!rd_parse_u64(optarg, &v) || !v || v > INT32_MAX) {
-				ret = rd_error("--pid: '%s' is not a process id", optarg);
-				goto out;
-			}
-			o.have_pid = true;
-			o.pid = (pid_t)v;
+			if (rd_parse_pid("--pid", "process", optarg, &o->pid))
+				return EXIT_ERROR;
+			o->have_pid = true;
 			break;
 		case OPT_NO_DEBUGINFO:
-			o.es.no_debuginfo = true;
+			o->es.no_debuginfo = true;
 			break;
 		case OPT_DEBUG_DIR:
-			if (add_debug_dir(&o, optarg)) {
-				ret = rd_error("out of memory");
-				goto out;
-			}
+			if (add_debug_dir(o, optarg))
+				return rd_error("out of memory");
 			break;
-		case ':':
-			ret = rd_error("%s: missing argument (try 'rseqdbg scan --help')",
-				       argv[optind - 1]);
-			goto out;
 		default:
-			ret = rd_error("unknown option '%s' (try 'rseqdbg scan --help')",
-				       argv[optind - 1]);
-			goto out;
+			return c;
 		}
 	}
-	if (rd.pretty) {
-		struct jw *w = jw_new(stdout, true);
+	o->es.debug_dirs = o->debug_dirs;
+	if (o->have_pid && optind < argc)
+		return rd_error("--pid takes no FILE arguments (try 'rseqdbg scan --help')");
+	if (!o->have_pid && optind >= argc)
+		return rd_error("no FILE given (try 'rseqdbg scan --help')");
+	return EXIT_OK;
+}
 
-		if (!w) {
-			ret = rd_error("out of memory");
-			goto out;
-		}
-		jw_free(rd.jw);
-		rd.jw = w;
-	}
-	o.es.debug_dirs = o.debug_dirs;
-	if (o.have_pid && optind < argc) {
-		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg scan --help')");
-		goto out;
-	}
-	if (!o.have_pid && optind >= argc) {
-		ret = rd_error("no FILE given (try 'rseqdbg scan --help')");
-		goto out;
-	}
-	if (o.have_pid)
+int cmd_scan(int argc, char **argv)
+{
+	struct scan_opts o = { .es = { .sz = sizeof(struct elfscan_opts) } };
+	int ret = parse_opts(&o, argc, argv);
+
+	if (ret == RD_OPT_HELP || ret == RD_OPT_ERROR)
+		ret = rd_opt_exit(ret);
+	else if (!ret && o.have_pid)
 		ret = scan_pid(&o);
-	else
+	else if (!ret)
 		ret = scan_files(argc - optind, argv + optind, &o);
-out:
 	free(o.debug_dirs);
 	return ret;
 }

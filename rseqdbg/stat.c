@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		   "  -o, --output FILE    write the summary to FILE (default: standard error)\n"
 		   "      --top N          show the N sections with most aborts (default: all)\n"
 		   "  -j, --json           print the summary as one JSON object\n"
-		   "  -p, --pretty         pretty-printed JSON (implies --json)\n"
+		   "      --pretty         pretty-printed JSON (implies --json)\n"
 		   "  -h, --help           print this help\n\n"
 		   "Exit status: CMD's status (128 + signal when it was killed), 127 when CMD cannot\n"
 		   "be run, 2 when the tracer cannot run.\n");
@@ -72,11 +72,9 @@ int cmd_stat(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "top", required_argument, NULL, 'T' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+		{ 0 },
 	};
+	static const struct rd_cmdline cl = { "+o:", longopts, usage };
 	struct rd_tracer_opts o = { .follow_forks = true };
 	struct rd_child child = { .go_fd = -1, .err_fd = -1 };
 	const char *output = NULL, *missing;
@@ -88,7 +86,7 @@ int cmd_stat(int argc, char **argv)
 	int c, ret, status = 0, code;
 	bool exited = false;
 
-	while ((c = getopt_long(argc, argv, "+o:jph", longopts, NULL)) != -1) {
+	while ((c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -97,18 +95,8 @@ int cmd_stat(int argc, char **argv)
 			if (!rd_parse_u64(optarg, &top) || top > 1000000)
 				return rd_error("--top: '%s' is not a count", optarg);
 			break;
-		case 'j':
-			rd.json = true;
-			break;
-		case 'p':
-			rd.json = rd.pretty = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_ERROR;
+			return rd_opt_exit(c);
 		}
 	}
 	if (optind >= argc)

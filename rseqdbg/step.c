@@ -1842,18 +1842,18 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rseqdbg step [OPTIONS] -- PROG [ARGS...]\n"
-		"       rseqdbg step [OPTIONS] --pid PID [--tid TID]\n\n"
+		"       rseqdbg step [OPTIONS] -p PID [-t TID]\n\n"
 		"Single-step a thread with ptrace, running every rseq critical section at full\n"
 		"speed between breakpoints at its exits and reporting the passage.\n\n"
-		"  --pid PID            attach to a running process (PTRACE_SEIZE)\n"
-		"  --tid TID            the thread to step (default: the process's main thread)\n"
+		"  -p, --pid PID        attach to a running process (PTRACE_SEIZE)\n"
+		"  -t, --tid TID        the thread to step (default: the process's main thread)\n"
 		"  --from SYM|ADDR      run at full speed to SYM, then step the thread that hit it\n"
 		"  --count N            stop after N instructions (a section passage is one)\n"
 		"  --until SYM|ADDR     stop when the thread reaches SYM\n"
 		"  --finish             stop when the current function returns\n"
 		"  -q, --quiet          print only section events and the summary\n"
 		"  -j, --json           JSON lines\n"
-		"  -p, --pretty         JSON lines, indented\n"
+		"  --pretty             JSON lines, indented\n"
 		"  --detach             at the end let the program run on (default: kill it when\n"
 		"                       launched, detach when attached)\n"
 		"  --lock-others        keep the other threads stopped while stepping\n"
@@ -1867,9 +1867,7 @@ static void usage(FILE *f)
 }
 
 enum {
-	OPT_PID = 256,
-	OPT_TID,
-	OPT_FROM,
+	OPT_FROM = 256,
 	OPT_COUNT,
 	OPT_UNTIL,
 	OPT_FINISH,
@@ -1883,35 +1881,32 @@ enum {
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "tid", required_argument, NULL, OPT_TID },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
 		{ "from", required_argument, NULL, OPT_FROM },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ "finish", no_argument, NULL, OPT_FINISH },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
 		{ "detach", no_argument, NULL, OPT_DETACH },
 		{ "lock-others", no_argument, NULL, OPT_LOCK },
 		{ "no-signals", no_argument, NULL, OPT_NOSIG },
 		{ "single-step", no_argument, NULL, OPT_SINGLE },
 		{ "no-pin", no_argument, NULL, OPT_NOPIN },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	static const struct rd_cmdline cl = { "+p:t:q", lo, usage };
 	unsigned long long v;
 	int c;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+qjph", lo, NULL)) != -1) {
+	while ((c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
 		switch (c) {
-		case OPT_PID:
-		case OPT_TID:
-			if (!rd_parse_u64(optarg, &v) || v == 0 || v > 0x7fffffff)
-				return rd_error("--%s: '%s' is not a process id",
-						c == OPT_PID ? "pid" : "tid", optarg);
-			*(c == OPT_PID ? &o->pid : &o->tid) = (pid_t)v;
+		case 'p':
+		case 't':
+			if (rd_parse_pid(c == 'p' ? "--pid" : "--tid",
+					 c == 'p' ? "process" : "thread", optarg,
+					 c == 'p' ? &o->pid : &o->tid))
+				return EXIT_ERROR;
 			break;
 		case OPT_FROM:
 			o->from = optarg;
@@ -1930,12 +1925,6 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'q':
 			o->quiet = true;
 			break;
-		case 'j':
-			rd.json = true;
-			break;
-		case 'p':
-			rd.json = rd.pretty = true;
-			break;
 		case OPT_DETACH:
 			o->detach = true;
 			break;
@@ -1951,12 +1940,8 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case OPT_NOPIN:
 			o->no_pin = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return -1;
 		default:
-			usage(stderr);
-			return EXIT_ERROR;
+			return c == RD_OPT_HELP ? -1 : EXIT_ERROR;
 		}
 	}
 	if (optind < argc)
@@ -2013,8 +1998,6 @@ int cmd_step(int argc, char **argv)
 	ret = rd_guard_fork(on_quit);
 	if (ret >= 0)
 		return ret;
-	if (rd.pretty && rd_json_writer())
-		return EXIT_ERROR;
 	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));
 	st.code = calloc(CODECACHE, sizeof(*st.code));
 	st.dcache = calloc(DCACHE, sizeof(*st.dcache));

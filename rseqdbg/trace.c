@@ -350,10 +350,94 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int cmd_trace(int argc, char **argv)
+/* What the command line asks for, besides the tracer's own options. */
+struct trace_args {
+	struct rd_tracer_opts o;
+	pid_t pids[MAX_FILTER], tids[MAX_FILTER];
+	double interval, duration;
+	unsigned long long top;
+	bool check;
+};
+
+static int add_pid_filter(struct trace_args *a, int opt, const char *s)
 {
-	enum { O_COMM = 256, O_CGROUP, O_EVENTS, O_SUMMARY, O_INTERVAL, O_DURATION, O_TOP,
-	       O_STACK, O_FOLDED, O_RINGBUF, O_PRETTY, O_CHECK };
+	bool pid = opt == 'p';
+	size_t *n = pid ? &a->o.npids : &a->o.ntids;
+
+	if (*n >= MAX_FILTER)
+		return rd_error("at most %d --%s options", MAX_FILTER, pid ? "pid" : "tid");
+	if (rd_parse_pid(pid ? "--pid" : "--tid", pid ? "process" : "thread", s,
+			 pid ? &a->pids[*n] : &a->tids[*n]))
+		return EXIT_ERROR;
+	(*n)++;
+	return 0;
+}
+
+static int parse_ringbuf_size(const char *s, uint32_t *size)
+{
+	unsigned long long v;
+
+	if (!rd_parse_u64(s, &v) || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
+		return rd_error("--ringbuf-size: '%s' is not a power of 2 between 4096 and 1 GiB",
+				s);
+	*size = (uint32_t)v;
+	return 0;
+}
+
+enum { O_COMM = 256, O_CGROUP, O_EVENTS, O_SUMMARY, O_INTERVAL, O_DURATION, O_TOP,
+       O_STACK, O_FOLDED, O_RINGBUF, O_CHECK };
+
+/* One option of the command line; 0 or an exit status. */
+static int trace_opt(struct trace_args *a, struct trace_ctx *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'p':
+	case 't':
+		return add_pid_filter(a, opt, arg);
+	case O_COMM:
+		if (!*arg || strlen(arg) >= RT_COMM_LEN)
+			return rd_error("--comm: '%s' is not a command name (1 to %d bytes)", arg,
+					RT_COMM_LEN - 1);
+		a->o.comm = arg;
+		return 0;
+	case O_CGROUP:
+		a->o.cgroup = arg;
+		return 0;
+	case O_EVENTS:
+		if (parse_events(arg, &a->o.emit))
+			return rd_error("--events: '%s' is not a list of abort, migrate, update, "
+					"signal or all", arg);
+		return 0;
+	case O_SUMMARY:
+		c->summary = true;
+		return 0;
+	case O_INTERVAL:
+	case O_DURATION:
+		if (!parse_seconds(arg, opt == O_INTERVAL ? &a->interval : &a->duration))
+			return rd_error("--%s: '%s' is not a number of seconds",
+					opt == O_INTERVAL ? "interval" : "duration", arg);
+		return 0;
+	case O_TOP:
+		if (!rd_parse_u64(arg, &a->top) || a->top > 1000000)
+			return rd_error("--top: '%s' is not a count", arg);
+		return 0;
+	case O_FOLDED:
+		c->folded = true;
+		/* fall through */
+	case O_STACK:
+		c->stack = true;
+		return 0;
+	case O_RINGBUF:
+		return parse_ringbuf_size(arg, &a->o.ringbuf_size);
+	case O_CHECK:
+		a->check = true;
+		return 0;
+	}
+	return EXIT_ERROR;
+}
+
+static int parse_opts(struct trace_args *a, struct trace_ctx *c, int argc, char **argv)
+{
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
@@ -367,102 +451,49 @@ int cmd_trace(int argc, char **argv)
 		{ "stack", no_argument, NULL, O_STACK },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "ringbuf-size", required_argument, NULL, O_RINGBUF },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, O_PRETTY },
 		{ "check", no_argument, NULL, O_CHECK },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+		{ 0 },
 	};
-	pid_t pids[MAX_FILTER], tids[MAX_FILTER];
-	struct rd_tracer_opts o = { .pids = pids, .tids = tids,
-				    .emit = 1u << RT_EV_ABORT | 1u << RT_EV_MIGRATE };
+	static const struct rd_cmdline cl = { "+p:t:", longopts, usage };
+	int opt, ret;
+
+	a->o.pids = a->pids;
+	a->o.tids = a->tids;
+	a->o.emit = 1u << RT_EV_ABORT | 1u << RT_EV_MIGRATE;
+	a->top = 10;
+	while ((opt = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
+		if (opt < 0)
+			return rd_opt_exit(opt) == EXIT_OK ? -1 : EXIT_ERROR;
+		ret = trace_opt(a, c, opt, optarg);
+		if (ret)
+			return ret;
+	}
+	c->w = rd.jw;
+	return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_args a = {};
 	struct rd_child child = { .go_fd = -1, .err_fd = -1 };
 	struct trace_ctx c = {};
 	struct rd_features f;
 	const char *missing;
 	char err[512];
-	double interval = 0, duration = 0;
-	unsigned long long v, top = 10;
-	bool check = false, have_child = false;
+	double interval, duration;
+	unsigned long long top;
+	bool check, have_child = false;
 	uint64_t start_ms, next_ms;
-	int opt, ret, code = EXIT_OK, status = 0;
+	int ret, code = EXIT_OK, status = 0;
 
-	while ((opt = getopt_long(argc, argv, "+p:t:jh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-		case 't':
-			if (!rd_parse_u64(optarg, &v) || !v || v > 0x3fffffff)
-				return rd_error("-%c: '%s' is not a %s id", opt, optarg,
-						opt == 'p' ? "process" : "thread");
-			if ((opt == 'p' ? o.npids : o.ntids) >= MAX_FILTER)
-				return rd_error("at most %d -%c options", MAX_FILTER, opt);
-			if (opt == 'p')
-				pids[o.npids++] = (pid_t)v;
-			else
-				tids[o.ntids++] = (pid_t)v;
-			break;
-		case O_COMM:
-			if (!*optarg || strlen(optarg) >= RT_COMM_LEN)
-				return rd_error("--comm: '%s' is not a command name (1 to %d bytes)",
-						optarg, RT_COMM_LEN - 1);
-			o.comm = optarg;
-			break;
-		case O_CGROUP:
-			o.cgroup = optarg;
-			break;
-		case O_EVENTS:
-			if (parse_events(optarg, &o.emit))
-				return rd_error("--events: '%s' is not a list of abort, migrate, "
-						"update, signal or all", optarg);
-			break;
-		case O_SUMMARY:
-			c.summary = true;
-			break;
-		case O_INTERVAL:
-			if (!parse_seconds(optarg, &interval))
-				return rd_error("--interval: '%s' is not a number of seconds", optarg);
-			break;
-		case O_DURATION:
-			if (!parse_seconds(optarg, &duration))
-				return rd_error("--duration: '%s' is not a number of seconds", optarg);
-			break;
-		case O_TOP:
-			if (!rd_parse_u64(optarg, &top) || top > 1000000)
-				return rd_error("--top: '%s' is not a count", optarg);
-			break;
-		case O_STACK:
-			c.stack = true;
-			break;
-		case O_FOLDED:
-			c.folded = c.stack = true;
-			break;
-		case O_RINGBUF:
-			if (!rd_parse_u64(optarg, &v) || v < 4096 || v > (1ULL << 30) ||
-			    (v & (v - 1)))
-				return rd_error("--ringbuf-size: '%s' is not a power of 2 between "
-						"4096 and 1 GiB", optarg);
-			o.ringbuf_size = (uint32_t)v;
-			break;
-		case 'j':
-			rd.json = true;
-			break;
-		case O_PRETTY:
-			rd.json = rd.pretty = true;
-			break;
-		case O_CHECK:
-			check = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_ERROR;
-		}
-	}
-	if (rd.pretty && rd_json_writer())
-		return EXIT_ERROR;
-	c.w = rd.jw;
+	ret = parse_opts(&a, &c, argc, argv);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	interval = a.interval;
+	duration = a.duration;
+	top = a.top;
+	check = a.check;
+
 	rd_features_probe(&f);
 	if (check) {
 		char why[512];
@@ -481,10 +512,10 @@ int cmd_trace(int argc, char **argv)
 	if (interval && !c.summary)
 		return rd_error("--interval needs --summary");
 	if (c.summary && !c.folded)
-		o.emit = 0; /* the maps have everything a summary needs */
+		a.o.emit = 0; /* the maps have everything a summary needs */
 	if (c.folded)
-		o.emit = 1u << RT_EV_ABORT;
-	o.stack = c.stack;
+		a.o.emit = 1u << RT_EV_ABORT;
+	a.o.stack = c.stack;
 	missing = rd_tracer_privilege_missing();
 	if (missing)
 		return rd_error("%s", missing);
@@ -497,9 +528,9 @@ int cmd_trace(int argc, char **argv)
 		if (ret)
 			return rd_error("cannot start %s: %s", argv[optind], strerror(-ret));
 		have_child = true;
-		o.follow_forks = true;
+		a.o.follow_forks = true;
 	}
-	ret = rd_tracer_open(&o, &f, &c.t, err, sizeof(err));
+	ret = rd_tracer_open(&a.o, &f, &c.t, err, sizeof(err));
 	if (!ret && have_child)
 		ret = rd_tracer_add_pid(c.t, child.pid);
 	if (!ret)
@@ -525,8 +556,8 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "rseqdbg: trace: tracing rseq events (mode %s); Ctrl-C to end\n",
 			rd_mode_name(rd_tracer_mode(c.t)));
 	}
-	for (size_t i = 0; i < o.npids; i++)
-		rd_tracer_learn_pid(c.t, pids[i]);
+	for (size_t i = 0; i < a.o.npids; i++)
+		rd_tracer_learn_pid(c.t, a.pids[i]);
 
 	start_ms = mono_ms();
 	next_ms = interval ? start_ms + (uint64_t)(interval * 1000) : 0;

@@ -58,6 +58,27 @@ expect_usage_error missing-argument scan "$X86/cs-pie" --addr
 expect_usage_error bad-addr scan --addr 0xzz "$X86/cs-pie"
 expect_usage_error bad-pid scan --pid abc
 expect_usage_error pid-and-file scan --pid 1 "$X86/cs-pie"
+expect_usage_error pid-too-high scan --pid 4194305
+
+# -p is --pid, as in gdb, strace and perf; indented JSON is --pretty, before or after the command
+expect_usage_error old-pretty scan -p "$X86/cs-pie"
+check "scan -p FILE says that -p is --pid and names --pretty" \
+	grep -q -- "-p is --pid; indented JSON is --pretty" "$TMP/old-pretty.err"
+run global-p -p scan "$X86/cs-pie"
+check "rseqdbg -p COMMAND: exit 2, names --pretty, nothing on stdout" bash -c \
+	"[ $(rc global-p) -eq 2 ] && grep -q -- --pretty '$TMP/global-p.err' && [ ! -s '$TMP/global-p.out' ]"
+sleep 30 &
+SLEEPER=$!
+run short-pid scan -p "$SLEEPER" --json
+run long-pid scan --pid "$SLEEPER" --json
+kill "$SLEEPER" 2>/dev/null
+wait "$SLEEPER" 2>/dev/null
+check "scan -p PID is scan --pid PID" bash -c \
+	"[ $(rc short-pid) -eq 0 ] && cmp -s '$TMP/short-pid.out' '$TMP/long-pid.out'"
+"$RSEQDBG" --pretty scan "$X86/cs-pie" >"$TMP/global-pretty.out" 2>/dev/null
+"$RSEQDBG" scan --pretty "$X86/cs-pie" >"$TMP/cmd-pretty.out" 2>/dev/null
+check "rseqdbg --pretty scan equals rseqdbg scan --pretty" \
+	cmp -s "$TMP/global-pretty.out" "$TMP/cmd-pretty.out"
 
 # --- golden outputs ---------------------------------------------------------------------------
 # Paths are relative to the top of the tree so the outputs do not depend on where it lives.
