@@ -48,6 +48,7 @@ LDFLAGS    += $(SANFLAGS)
 
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIB_HDRS   := $(sort $(wildcard libelfscan/elfscan*.h))
 CLI_SRCS   := $(sort $(wildcard rseqdbg/*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
@@ -173,14 +174,15 @@ install: all
 	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
 	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
 	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
-	install -m 644 $(wildcard libelfscan/elfscan*.h) $(DESTDIR)$(INCDIR)/
+	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCDIR)/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 scripts/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc $(DESTDIR)$(INCDIR)/elfscan.h
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(LIB_HDRS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
 	rm -rf $(DESTDIR)$(DATADIR)

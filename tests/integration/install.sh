@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # make install honours PREFIX and DESTDIR, and what it installs is usable: a program built
 # against the installed header, library and pkg-config file finds each fixture section at
-# the address of its start symbol (read independently with symdump).
+# the address of its start symbol (read independently with symdump). make uninstall then
+# removes every file make install put down.
 source "$(dirname "$0")/../lib.sh"
 
 root="$TMP/root"
@@ -60,5 +61,18 @@ if cc -o "$TMP/count" "$TMP/count.c" $flags 2>"$TMP/cc.log"; then
 	fi
 else
 	fail "a program builds against the installed library (pkg-config)" "$(head -n 3 "$TMP/cc.log")"
+fi
+
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
+	PREFIX="$prefix" DESTDIR="$root" uninstall >"$TMP/uninstall.log" 2>&1; then
+	left=$(find "$root" ! -type d | sed "s|^$root||" | tr '\n' ' ')
+	if [ -z "$left" ]; then
+		pass "make uninstall removes every installed file"
+	else
+		fail "make uninstall removes every installed file" "left: $left"
+	fi
+	check "make uninstall removes the data directory" test ! -e "$root$prefix/share/rseqdbg"
+else
+	fail "make uninstall" "$(tail -n 5 "$TMP/uninstall.log" | tr '\n' '|')"
 fi
 finish
