@@ -152,15 +152,18 @@ $(BUILD)/fuzz/fuzz_open_mem: tests/fuzz/fuzz_open_mem.c $(LIB_SRCS) $(wildcard l
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LIBS)
 
-fuzz: $(BUILD)/fuzz/fuzz_open_mem
-	scripts/fuzz.sh $< $(FUZZ_TIME)
+fuzz:
+	scripts/deps.sh fuzz
+	$(MAKE) $(BUILD)/fuzz/fuzz_open_mem
+	scripts/fuzz.sh $(BUILD)/fuzz/fuzz_open_mem $(FUZZ_TIME)
 
 # --- demo, benchmarks --------------------------------------------------------
 demo: deps
 	$(MAKE) all $(WL_BINS)
 	BUILD=$(BUILD) scripts/demo.sh
 
-bench: deps
+bench:
+	scripts/deps.sh bench
 	$(MAKE) tests
 	BUILD=$(BUILD) scripts/bench.sh
 

@@ -1,17 +1,29 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Install the Debian packages rseqdbg needs that are missing. As root it installs them
-# (apt-get update first); otherwise it prints the command to run.
-#   scripts/deps.sh           building and `make check`
+# (apt-get update first); otherwise it prints the command to run and fails.
+#   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
+#                             readelf, objdump and nm, python3, pkg-config)
+#   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace
+#   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
+#   scripts/deps.sh fixtures  also regenerating the committed fixtures (scripts/gen-*.sh):
+#                             lld and the cross binutils
 set -eu
 
-PKGS="make gcc clang llvm lld pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool
-libcmocka-dev libcapstone-dev libclang-rt-14-dev gdb binutils python3 bpftrace"
+PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
+libcapstone-dev gdb binutils python3"
 case "${1:-}" in
 "") ;;
+bench) PKGS="$PKGS bpftrace" ;;
+fuzz) PKGS="$PKGS libclang-rt-14-dev" ;;
 kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;
-*) echo "deps.sh: unknown group $1 (kernels)" >&2; exit 2 ;;
+fixtures)
+	PKGS="$PKGS lld binutils-i686-linux-gnu binutils-aarch64-linux-gnu
+	binutils-arm-linux-gnueabihf binutils-powerpc64le-linux-gnu binutils-powerpc64-linux-gnu
+	binutils-s390x-linux-gnu binutils-riscv64-linux-gnu"
+	;;
+*) echo "deps.sh: unknown group $1 (bench, fuzz, kernels, fixtures)" >&2; exit 2 ;;
 esac
 
 missing=""
