@@ -185,7 +185,8 @@ static __always_inline __u32 kernel_events(struct task_struct *t)
 
 	if (!bpf_core_type_exists(struct rseq_data___v619))
 		return 0;
-	return RT_KEV_VALID | (BPF_CORE_READ(n, rseq.event.sched_switch) ? RT_KEV_SCHED_SWITCH : 0) |
+	return RT_KEV_VALID |
+	       (BPF_CORE_READ(n, rseq.event.sched_switch) ? RT_KEV_SCHED_SWITCH : 0) |
 	       (BPF_CORE_READ(n, rseq.event.ids_changed) ? RT_KEV_IDS_CHANGED : 0) |
 	       (BPF_CORE_READ(n, rseq.event.user_irq) ? RT_KEV_USER_IRQ : 0);
 }
@@ -278,9 +279,9 @@ static long vma_cb(struct task_struct *t, struct vm_area_struct *vma, void *data
 
 /* A new section entry: remember which file holds it and tell user space. */
 static __always_inline void section_first_seen(struct task_struct *t, struct rt_section *sec,
-						__u64 start_ip)
+					       __u64 start_ip)
 {
-	struct vma_ctx c = { .addr = start_ip };
+	struct vma_ctx c = {.addr = start_ip};
 	struct rt_notify *n;
 	struct rt_stats *s = get_stats();
 
@@ -325,7 +326,7 @@ static __always_inline void account_abort(void *ctx, struct task_struct *t, stru
 					  __u64 regs_ip, __u64 start_ip, __u64 post_commit_offset,
 					  __u64 abort_ip, bool full)
 {
-	struct rt_section_key key = { .tgid = t->tgid, .start_ip = start_ip };
+	struct rt_section_key key = {.tgid = t->tgid, .start_ip = start_ip};
 	__u32 cpu = bpf_get_smp_processor_id(), cause, marks = 0, pending = 0, kmask = 0;
 	struct rt_section *sec;
 	struct rt_stats *s;
@@ -355,8 +356,8 @@ static __always_inline void account_abort(void *ctx, struct task_struct *t, stru
 	sec = bpf_map_lookup_elem(&sections, &key);
 	if (!sec) {
 		struct rt_section init = {
-			.post_commit_offset = post_commit_offset,
-			.abort_ip = abort_ip,
+		    .post_commit_offset = post_commit_offset,
+		    .abort_ip = abort_ip,
 		};
 
 		__builtin_memcpy(init.comm, t->group_leader->comm, sizeof(init.comm));

@@ -19,18 +19,18 @@ static const struct {
 	uint32_t sig_be; /* the value big-endian data holds, when it differs */
 	bool legacy_sig; /* 0x53053053 also accepted */
 } machines[] = {
-	{ EM_X86_64, "x86_64", SIG_LEGACY, 0, false },
-	{ EM_386, "i386", SIG_LEGACY, 0, false },
-	{ EM_AARCH64, "aarch64", 0xd428bc00u, 0, false },
-	/* ARMv7 big-endian (BE8) keeps instructions little-endian: the udf the signature
-	 * encodes reads byte-swapped as data. */
-	{ EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true },
-	{ EM_PPC64, "ppc64", 0x0fe5000bu, 0, true },
-	{ EM_PPC, "ppc", 0x0fe5000bu, 0, true },
-	{ EM_S390, "s390", 0xb2ff0fffu, 0, true },
-	{ EM_RISCV, "riscv", 0xf1401073u, 0, true },
-	{ EM_MIPS, "mips", 0x0350000du, 0, true },
-	{ EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true },
+    {EM_X86_64, "x86_64", SIG_LEGACY, 0, false},
+    {EM_386, "i386", SIG_LEGACY, 0, false},
+    {EM_AARCH64, "aarch64", 0xd428bc00u, 0, false},
+    /* ARMv7 big-endian (BE8) keeps instructions little-endian: the udf the signature
+     * encodes reads byte-swapped as data. */
+    {EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true},
+    {EM_PPC64, "ppc64", 0x0fe5000bu, 0, true},
+    {EM_PPC, "ppc", 0x0fe5000bu, 0, true},
+    {EM_S390, "s390", 0xb2ff0fffu, 0, true},
+    {EM_RISCV, "riscv", 0xf1401073u, 0, true},
+    {EM_MIPS, "mips", 0x0350000du, 0, true},
+    {EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true},
 };
 
 static int machine_index(uint16_t machine)

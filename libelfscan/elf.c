@@ -15,11 +15,11 @@ static const struct {
 	const char *name;
 	enum es_tab_kind kind;
 } tab_names[] = {
-	{ "__rseq_cs", ES_TAB_CS },
-	{ "__rseq_cs_ptr_array", ES_TAB_PTRS },
-	{ "__rseq_exit_point_array", ES_TAB_EXITS },
-	{ "__rseq_table", ES_TAB_TABLE },
-	{ "__rseq_sections", ES_TAB_SECTIONS },
+    {"__rseq_cs", ES_TAB_CS},
+    {"__rseq_cs_ptr_array", ES_TAB_PTRS},
+    {"__rseq_exit_point_array", ES_TAB_EXITS},
+    {"__rseq_table", ES_TAB_TABLE},
+    {"__rseq_sections", ES_TAB_SECTIONS},
 };
 
 const char *es_secname(const struct elfscan *es, size_t ndx)
@@ -51,10 +51,12 @@ static int check_header(struct elfscan *es)
 		else if (es->size > EI_CLASS && p[EI_CLASS] == ELFCLASS64)
 			ehsz = sizeof(Elf64_Ehdr);
 		else
-			return es_ferr(es, EINVAL,
-				       "truncated ELF header (file size 0x%zx, header needs 0x%zx or 0x%zx)",
-				       es->size, sizeof(Elf32_Ehdr), sizeof(Elf64_Ehdr));
-		return es_ferr(es, EINVAL, "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
+			return es_ferr(
+			    es, EINVAL,
+			    "truncated ELF header (file size 0x%zx, header needs 0x%zx or 0x%zx)",
+			    es->size, sizeof(Elf32_Ehdr), sizeof(Elf64_Ehdr));
+		return es_ferr(es, EINVAL,
+			       "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
 			       es->size, ehsz);
 	}
 	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
@@ -74,7 +76,8 @@ static int check_header(struct elfscan *es)
 	shsz = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	phsz = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	if (es->size < ehsz)
-		return es_ferr(es, EINVAL, "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
+		return es_ferr(es, EINVAL,
+			       "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
 			       es->size, ehsz);
 
 	if (is64) {
@@ -97,36 +100,44 @@ static int check_header(struct elfscan *es)
 
 	if (shoff) {
 		if (shentsize != shsz)
-			return es_ferr(es, EINVAL, "e_shentsize is %u (expected %zu)", shentsize, shsz);
+			return es_ferr(es, EINVAL, "e_shentsize is %u (expected %zu)", shentsize,
+				       shsz);
 		if (shoff > es->size || es->size - shoff < shsz)
 			return es_ferr(es, EINVAL,
-				       "section header table at offset 0x%llx extends past end of file (size 0x%zx)",
+				       "section header table at offset 0x%llx extends past end of "
+				       "file (size 0x%zx)",
 				       (unsigned long long)shoff, es->size);
 		/* Extended numbering: the real counts live in section header 0. */
 		if (shnum == 0)
-			shnum = is64 ? es_load(es, p + shoff + 32, 8) : es_load(es, p + shoff + 20, 4);
+			shnum =
+			    is64 ? es_load(es, p + shoff + 32, 8) : es_load(es, p + shoff + 20, 4);
 		if (shstrndx == SHN_XINDEX) {
 			shstrndx = es_load(es, p + shoff + (is64 ? 40 : 24), 4);
 			if (!shstrndx)
-				return es_ferr(es, EINVAL,
-					       "e_shstrndx is SHN_XINDEX but section 0's sh_link, which then holds the section name table index, is 0");
+				return es_ferr(
+				    es, EINVAL,
+				    "e_shstrndx is SHN_XINDEX but section 0's sh_link, which then "
+				    "holds the section name table index, is 0");
 		}
 		if (phnum == PN_XNUM)
 			phnum = es_load(es, p + shoff + (is64 ? 44 : 28), 4);
 		if ((es->size - shoff) / shsz < shnum)
 			return es_ferr(es, EINVAL,
-				       "section header table at offset 0x%llx (%llu entries of %zu bytes) extends past end of file (size 0x%zx)",
+				       "section header table at offset 0x%llx (%llu entries of %zu "
+				       "bytes) extends past end of file (size 0x%zx)",
 				       (unsigned long long)shoff, (unsigned long long)shnum, shsz,
 				       es->size);
 		if (shnum && shstrndx >= shnum)
-			return es_ferr(es, EINVAL,
-				       "section name table index %llu is out of range (%llu sections)",
-				       (unsigned long long)shstrndx, (unsigned long long)shnum);
+			return es_ferr(
+			    es, EINVAL,
+			    "section name table index %llu is out of range (%llu sections)",
+			    (unsigned long long)shstrndx, (unsigned long long)shnum);
 		/* Without names no rseq table can be found: say so rather than find none. */
 		if (shnum > 1 && !shstrndx)
-			return es_ferr(es, EINVAL,
-				       "no section name table (e_shstrndx is 0) in a file of %llu sections",
-				       (unsigned long long)shnum);
+			return es_ferr(
+			    es, EINVAL,
+			    "no section name table (e_shstrndx is 0) in a file of %llu sections",
+			    (unsigned long long)shnum);
 	} else if (shnum) {
 		return es_ferr(es, EINVAL, "e_shnum is %llu but e_shoff is 0",
 			       (unsigned long long)shnum);
@@ -134,10 +145,12 @@ static int check_header(struct elfscan *es)
 
 	if (phnum) {
 		if (phentsize != phsz)
-			return es_ferr(es, EINVAL, "e_phentsize is %u (expected %zu)", phentsize, phsz);
+			return es_ferr(es, EINVAL, "e_phentsize is %u (expected %zu)", phentsize,
+				       phsz);
 		if (phoff > es->size || (es->size - phoff) / phsz < phnum)
 			return es_ferr(es, EINVAL,
-				       "program header table at offset 0x%llx (%llu entries of %zu bytes) extends past end of file (size 0x%zx)",
+				       "program header table at offset 0x%llx (%llu entries of %zu "
+				       "bytes) extends past end of file (size 0x%zx)",
 				       (unsigned long long)phoff, (unsigned long long)phnum, phsz,
 				       es->size);
 	}
@@ -191,18 +204,20 @@ static int check_overlap(struct elfscan *es)
 	size_t n = 0, i, j;
 	int err = 0;
 
-	shend = shoff + (uint64_t)es->shnum * (es->wordsz == 8 ? sizeof(Elf64_Shdr)
-							  : sizeof(Elf32_Shdr));
+	shend = shoff +
+		(uint64_t)es->shnum * (es->wordsz == 8 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr));
 	/* The name table first: while it shares bytes, no name it gives can be printed. */
 	for (j = 1; str && has_bytes(str) && j < es->shnum; j++) {
 		if (j != es->shstrndx && has_bytes(&es->shdrs[j]) &&
 		    shares_bytes(str, &es->shdrs[j]))
-			return es_ferr(es, EINVAL,
-				       "the section name table [%zu] (offset 0x%llx size 0x%llx) and section [%zu] (offset 0x%llx size 0x%llx) overlap in the file",
-				       es->shstrndx, (unsigned long long)str->sh_offset,
-				       (unsigned long long)str->sh_size, j,
-				       (unsigned long long)es->shdrs[j].sh_offset,
-				       (unsigned long long)es->shdrs[j].sh_size);
+			return es_ferr(
+			    es, EINVAL,
+			    "the section name table [%zu] (offset 0x%llx size 0x%llx) and section "
+			    "[%zu] (offset 0x%llx size 0x%llx) overlap in the file",
+			    es->shstrndx, (unsigned long long)str->sh_offset,
+			    (unsigned long long)str->sh_size, j,
+			    (unsigned long long)es->shdrs[j].sh_offset,
+			    (unsigned long long)es->shdrs[j].sh_size);
 	}
 	v = calloc(es->shnum, sizeof(*v));
 	if (!v)
@@ -218,25 +233,25 @@ static int check_overlap(struct elfscan *es)
 
 		i = (size_t)(sh - es->shdrs);
 		if (sh->sh_offset < ehsz)
-			err = es_ferr(es, EINVAL,
-				      "section %s at offset 0x%llx overlaps the ELF header",
-				      sec_label(es, i, a, sizeof(a)),
-				      (unsigned long long)sh->sh_offset);
+			err = es_ferr(
+			    es, EINVAL, "section %s at offset 0x%llx overlaps the ELF header",
+			    sec_label(es, i, a, sizeof(a)), (unsigned long long)sh->sh_offset);
 		else if (sh->sh_offset < shend && shoff < end)
 			err = es_ferr(es, EINVAL,
-				      "section %s at offset 0x%llx size 0x%llx overlaps the section header table at 0x%llx",
+				      "section %s at offset 0x%llx size 0x%llx overlaps the "
+				      "section header table at 0x%llx",
 				      sec_label(es, i, a, sizeof(a)),
 				      (unsigned long long)sh->sh_offset,
 				      (unsigned long long)sh->sh_size, (unsigned long long)shoff);
 		else if (prev && shares_bytes(prev, sh))
-			err = es_ferr(es, EINVAL,
-				      "sections %s (offset 0x%llx size 0x%llx) and %s (offset 0x%llx size 0x%llx) overlap in the file",
-				      sec_label(es, (size_t)(prev - es->shdrs), a, sizeof(a)),
-				      (unsigned long long)prev->sh_offset,
-				      (unsigned long long)prev->sh_size,
-				      sec_label(es, i, b, sizeof(b)),
-				      (unsigned long long)sh->sh_offset,
-				      (unsigned long long)sh->sh_size);
+			err = es_ferr(
+			    es, EINVAL,
+			    "sections %s (offset 0x%llx size 0x%llx) and %s (offset 0x%llx size "
+			    "0x%llx) overlap in the file",
+			    sec_label(es, (size_t)(prev - es->shdrs), a, sizeof(a)),
+			    (unsigned long long)prev->sh_offset, (unsigned long long)prev->sh_size,
+			    sec_label(es, i, b, sizeof(b)), (unsigned long long)sh->sh_offset,
+			    (unsigned long long)sh->sh_size);
 	}
 	free(v);
 	return err;
@@ -257,7 +272,8 @@ static int load_sections(struct elfscan *es)
 	if (!es->shdrs || !es->secaddr)
 		return es_ferr(es, ENOMEM, "out of memory for %zu section headers", es->shnum);
 	if (es->shstrndx >= es->shnum)
-		return es_ferr(es, EINVAL, "section name table index %zu is out of range (%zu sections)",
+		return es_ferr(es, EINVAL,
+			       "section name table index %zu is out of range (%zu sections)",
 			       es->shstrndx, es->shnum);
 	if (es->shstrndx) {
 		GElf_Shdr sh;
@@ -277,15 +293,17 @@ static int load_sections(struct elfscan *es)
 				       elf_errmsg(-1));
 		if (i && es->shstrndx && sh->sh_name &&
 		    !elf_strptr(es->elf, es->shstrndx, sh->sh_name))
-			return es_ferr(es, EINVAL,
-				       "section [%zu] name offset 0x%x is outside the section name table",
-				       i, sh->sh_name);
+			return es_ferr(
+			    es, EINVAL,
+			    "section [%zu] name offset 0x%x is outside the section name table", i,
+			    sh->sh_name);
 		/* Every section but NOBITS ones: even an inactive one, lest a size it claims
 		 * be trusted anywhere. */
 		if (i && sh->sh_type != SHT_NOBITS &&
 		    (sh->sh_offset > es->size || es->size - sh->sh_offset < sh->sh_size))
 			return es_ferr(es, EINVAL,
-				       "section %s [%zu] at offset 0x%llx size 0x%llx extends past end of file (size 0x%zx)",
+				       "section %s [%zu] at offset 0x%llx size 0x%llx extends past "
+				       "end of file (size 0x%zx)",
 				       es_secname(es, i), i, (unsigned long long)sh->sh_offset,
 				       (unsigned long long)sh->sh_size, es->size);
 		if (!rel || !(sh->sh_flags & SHF_ALLOC)) {
@@ -332,16 +350,17 @@ static int load_segments(struct elfscan *es)
 			continue;
 		if (ph.p_offset > es->size || es->size - ph.p_offset < ph.p_filesz)
 			return es_ferr(es, EINVAL,
-				       "segment [%zu] (PT_LOAD) at offset 0x%llx size 0x%llx extends past end of file (size 0x%zx)",
+				       "segment [%zu] (PT_LOAD) at offset 0x%llx size 0x%llx "
+				       "extends past end of file (size 0x%zx)",
 				       i, (unsigned long long)ph.p_offset,
 				       (unsigned long long)ph.p_filesz, es->size);
 		es->segs[es->nsegs++] = (struct elfscan_segment){
-			.vaddr = ph.p_vaddr,
-			.memsz = ph.p_memsz,
-			.offset = ph.p_offset,
-			.filesz = ph.p_filesz,
-			.align = ph.p_align,
-			.flags = ph.p_flags,
+		    .vaddr = ph.p_vaddr,
+		    .memsz = ph.p_memsz,
+		    .offset = ph.p_offset,
+		    .filesz = ph.p_filesz,
+		    .align = ph.p_align,
+		    .flags = ph.p_flags,
 		};
 	}
 	return 0;
@@ -506,9 +525,9 @@ static int build_regions(struct elfscan *es)
 			exec = sh->sh_flags & SHF_EXECINSTR;
 		}
 		if (fsize)
-			es->regions[es->nregions++] = (struct es_region){ addr, fsize, data };
+			es->regions[es->nregions++] = (struct es_region){addr, fsize, data};
 		if (exec && msize)
-			es->exec[es->nexec++] = (struct es_region){ addr, msize, NULL };
+			es->exec[es->nexec++] = (struct es_region){addr, msize, NULL};
 	}
 	es_qsort(es->regions, es->nregions, sizeof(*es->regions), cmp_region);
 	es_qsort(es->exec, es->nexec, sizeof(*es->exec), cmp_region);
@@ -549,7 +568,8 @@ bool es_in_exec(const struct elfscan *es, uint64_t addr)
 
 static int cmp_tab(const void *a, const void *b)
 {
-	const struct es_tab *x = *(const struct es_tab *const *)a, *y = *(const struct es_tab *const *)b;
+	const struct es_tab *x = *(const struct es_tab *const *)a,
+			    *y = *(const struct es_tab *const *)b;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -590,7 +610,8 @@ static int collect_tables(struct elfscan *es)
 			t->entsize = sh->sh_entsize;
 			if (t->size > UINT64_MAX - t->addr)
 				return es_ferr(es, EINVAL,
-					       "section %s [%zu] at address 0x%llx size 0x%llx wraps around the address space",
+					       "section %s [%zu] at address 0x%llx size 0x%llx "
+					       "wraps around the address space",
 					       name, i, (unsigned long long)t->addr,
 					       (unsigned long long)t->size);
 			t->data = malloc(t->size ? t->size : 1);
@@ -758,7 +779,8 @@ int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opt
 		es->copy = malloc(len);
 		if (!es->copy) {
 			elfscan_close(es);
-			return es_err(ENOMEM, "<memory>: out of memory for a copy of %zu bytes", len);
+			return es_err(ENOMEM, "<memory>: out of memory for a copy of %zu bytes",
+				      len);
 		}
 		memcpy(es->copy, buf, len);
 	}
@@ -796,7 +818,8 @@ static int read_small(struct elfscan *es, int fd, size_t size)
 			return es_err(n, "%s: cannot read: %s", es->path, strerror(n));
 		}
 		if (n == 0)
-			return es_err(EIO, "%s: file shrank to %zu bytes while reading (expected %zu)",
+			return es_err(EIO,
+				      "%s: file shrank to %zu bytes while reading (expected %zu)",
 				      es->path, done, size);
 		done += n;
 	}
@@ -845,7 +868,7 @@ static bool reach(uint64_t *end, uint64_t off, uint64_t len, uint64_t size)
 static uint64_t referenced_size(int fd, uint64_t size)
 {
 	unsigned char h[sizeof(Elf64_Ehdr)], *t = NULL;
-	struct elfscan es = { 0 }; /* for es_load()'s byte order */
+	struct elfscan es = {0}; /* for es_load()'s byte order */
 	uint64_t end, phoff, shoff, phnum, shnum;
 	size_t ehsz, phsz, shsz, entsz;
 	bool is64;

@@ -25,19 +25,19 @@ struct elfscan;
 
 /* Where a descriptor was found; a descriptor may be found in several tables. */
 enum elfscan_source {
-	ELFSCAN_SRC_CS_PTR_ARRAY = 1 << 0, /* __rseq_cs_ptr_array slot -> __rseq_cs */
-	ELFSCAN_SRC_CS = 1 << 1,	   /* __rseq_cs walked by 32-byte stride */
-	ELFSCAN_SRC_TABLE_2018 = 1 << 2,   /* __rseq_table, 32-byte struct rseq_cs */
-	ELFSCAN_SRC_TABLE_2016 = 1 << 3,   /* __rseq_table, {start, post_commit, abort} words */
+	ELFSCAN_SRC_CS_PTR_ARRAY = 1 << 0,  /* __rseq_cs_ptr_array slot -> __rseq_cs */
+	ELFSCAN_SRC_CS = 1 << 1,	    /* __rseq_cs walked by 32-byte stride */
+	ELFSCAN_SRC_TABLE_2018 = 1 << 2,    /* __rseq_table, 32-byte struct rseq_cs */
+	ELFSCAN_SRC_TABLE_2016 = 1 << 3,    /* __rseq_table, {start, post_commit, abort} words */
 	ELFSCAN_SRC_SECTIONS_2015 = 1 << 4, /* __rseq_sections, {begin, end, restart} u64 */
-	ELFSCAN_SRC_EXIT_POINTS = 1 << 5,  /* __rseq_exit_point_array present */
+	ELFSCAN_SRC_EXIT_POINTS = 1 << 5,   /* __rseq_exit_point_array present */
 };
 
 /* What the 4 bytes before abort_ip say. */
 enum elfscan_sig_status {
-	ELFSCAN_SIG_MATCH = 0,	    /* a signature known for this architecture */
-	ELFSCAN_SIG_MISMATCH = 1,   /* readable, but not a known signature */
-	ELFSCAN_SIG_UNREADABLE = 2, /* abort_ip - 4 is not in the file's loaded bytes */
+	ELFSCAN_SIG_MATCH = 0,	      /* a signature known for this architecture */
+	ELFSCAN_SIG_MISMATCH = 1,     /* readable, but not a known signature */
+	ELFSCAN_SIG_UNREADABLE = 2,   /* abort_ip - 4 is not in the file's loaded bytes */
 	ELFSCAN_SIG_UNKNOWN_ARCH = 3, /* no signature known for this machine */
 };
 
@@ -61,7 +61,7 @@ struct elfscan_cs {
 	uint64_t post_commit_offset;
 	uint64_t post_commit_ip; /* start_ip + post_commit_offset (wrapping) */
 	uint64_t abort_ip;
-	uint32_t sources; /* OR of every site's source */
+	uint32_t sources;     /* OR of every site's source */
 	uint8_t sig_bytes[4]; /* file bytes at abort_ip - 4, when readable */
 	uint32_t signature;   /* sig_bytes read in the file's byte order */
 	enum elfscan_sig_status sig_status;
@@ -104,13 +104,13 @@ void elfscan_close(struct elfscan *es);
 const char *elfscan_errmsg(void);
 
 /* The file */
-const char *elfscan_path(const struct elfscan *es); /* "<memory>" for a buffer */
-uint16_t elfscan_machine(const struct elfscan *es); /* e_machine */
+const char *elfscan_path(const struct elfscan *es);	 /* "<memory>" for a buffer */
+uint16_t elfscan_machine(const struct elfscan *es);	 /* e_machine */
 const char *elfscan_arch_name(const struct elfscan *es); /* "x86_64", ... or "EM_<n>" */
 int elfscan_class(const struct elfscan *es);		 /* 32 or 64 */
 bool elfscan_big_endian(const struct elfscan *es);
-uint16_t elfscan_type(const struct elfscan *es); /* ET_EXEC, ET_DYN, ET_REL, ... */
-bool elfscan_is_pie(const struct elfscan *es);	 /* ET_DYN with DF_1_PIE or PT_INTERP */
+uint16_t elfscan_type(const struct elfscan *es);    /* ET_EXEC, ET_DYN, ET_REL, ... */
+bool elfscan_is_pie(const struct elfscan *es);	    /* ET_DYN with DF_1_PIE or PT_INTERP */
 uint32_t elfscan_sources(const struct elfscan *es); /* OR of enum elfscan_source found */
 /* Build-id as lowercase hex; NULL when the file has none. */
 const char *elfscan_build_id(const struct elfscan *es);
@@ -152,7 +152,7 @@ int elfscan_func_range(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t
 /* The signatures known for e_machine (current first, then pre-2019 0x53053053 where it
  * applied); returns how many, 0 for an unknown machine. */
 size_t elfscan_known_signatures(uint16_t machine, uint32_t *sigs, size_t max);
-const char *elfscan_source_name(enum elfscan_source src); /* "__rseq_cs_ptr_array", ... */
+const char *elfscan_source_name(enum elfscan_source src);	 /* "__rseq_cs_ptr_array", ... */
 const char *elfscan_sig_status_name(enum elfscan_sig_status st); /* "match", ... */
 
 /* Whether the file itself carries DWARF line information; unlike elfscan_has_dwarf(), no

@@ -123,7 +123,7 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 	uint64_t off = t->addr % 32 ? 32 - t->addr % 32 : 0;
 
 	for (; off <= t->size && t->size - off >= 32; off += 32) {
-		struct raw r = { .desc = t->addr + off, .site = t->addr + off, .src = src };
+		struct raw r = {.desc = t->addr + off, .site = t->addr + off, .src = src};
 
 		if (all_zero(t->data + off, 32))
 			continue;
@@ -132,7 +132,8 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 	}
 	if (off < t->size && !all_zero(t->data + off, t->size - off))
 		return es_ferr(es, EINVAL,
-			       "section %s [%zu] ends with a partial descriptor at 0x%llx (%llu bytes, expected 32)",
+			       "section %s [%zu] ends with a partial descriptor at 0x%llx (%llu "
+			       "bytes, expected 32)",
 			       t->name, t->ndx, (unsigned long long)(t->addr + off),
 			       (unsigned long long)(t->size - off));
 	return 0;
@@ -156,26 +157,30 @@ static int bad_slot(const struct elfscan *es, const struct es_tab *t, uint64_t s
 		if (!(sh->sh_flags & SHF_ALLOC) || ptr - es->secaddr[i] >= sh->sh_size)
 			continue;
 		return es_ferr(es, EINVAL,
-			       "section %s [%zu] slot at 0x%llx points to 0x%llx in section %s [%zu]%s, not to a 32-byte descriptor in __rseq_cs",
+			       "section %s [%zu] slot at 0x%llx points to 0x%llx in section %s "
+			       "[%zu]%s, not to a 32-byte descriptor in __rseq_cs",
 			       t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr,
 			       es_secname(es, i), i,
-			       sh->sh_type == SHT_NOBITS ? " (SHT_NOBITS: no bytes in the file)" : "");
+			       sh->sh_type == SHT_NOBITS ? " (SHT_NOBITS: no bytes in the file)"
+							 : "");
 	}
 	return es_ferr(es, EINVAL,
-		       "section %s [%zu] slot at 0x%llx points to 0x%llx, which no section holds (expected a descriptor in __rseq_cs)",
+		       "section %s [%zu] slot at 0x%llx points to 0x%llx, which no section holds "
+		       "(expected a descriptor in __rseq_cs)",
 		       t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr);
 }
 
 static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, struct rawvec *rv)
 {
 	if (t->size % 8)
-		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx is not a multiple of 8 (pointer slots)",
-			       t->name, t->ndx, (unsigned long long)t->size);
+		return es_ferr(
+		    es, EINVAL,
+		    "section %s [%zu] size 0x%llx is not a multiple of 8 (pointer slots)", t->name,
+		    t->ndx, (unsigned long long)t->size);
 	for (uint64_t off = 0; off < t->size; off += 8) {
 		/* 8-byte slots on every class: a 32-bit pointer sits in the low half. */
 		uint64_t ptr = es_load(es, t->data + off, 8);
-		struct raw r = { .site = t->addr + off, .src = ELFSCAN_SRC_CS_PTR_ARRAY };
+		struct raw r = {.site = t->addr + off, .src = ELFSCAN_SRC_CS_PTR_ARRAY};
 		const struct es_tab *cs;
 
 		if (es->wordsz == 4)
@@ -198,11 +203,12 @@ static int walk_triples(const struct elfscan *es, const struct es_tab *t, unsign
 {
 	if (t->size % (3 * w))
 		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx is not a multiple of %u ({start, post_commit, abort} of %u-byte words)",
+			       "section %s [%zu] size 0x%llx is not a multiple of %u ({start, "
+			       "post_commit, abort} of %u-byte words)",
 			       t->name, t->ndx, (unsigned long long)t->size, 3 * w, w);
 	for (uint64_t off = 0; off < t->size; off += 3 * w) {
 		const unsigned char *p = t->data + off;
-		struct raw r = { .desc = t->addr + off, .site = t->addr + off, .src = src };
+		struct raw r = {.desc = t->addr + off, .site = t->addr + off, .src = src};
 		uint64_t post;
 
 		if (all_zero(p, 3 * w))
@@ -220,7 +226,8 @@ static int walk_exits(struct elfscan *es, const struct es_tab *t, size_t cap)
 {
 	if (t->size % 16)
 		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx is not a multiple of 16 ({start_ip, exit_ip} entries)",
+			       "section %s [%zu] size 0x%llx is not a multiple of 16 ({start_ip, "
+			       "exit_ip} entries)",
 			       t->name, t->ndx, (unsigned long long)t->size);
 	for (uint64_t off = 0; off < t->size; off += 16) {
 		struct elfscan_exit *x;
@@ -281,7 +288,8 @@ static int table_layout(const struct elfscan *es, const struct es_tab *t, uint32
 
 	if (!fit18 && !fit16)
 		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx fits neither 32-byte descriptors nor %llu-byte triples",
+			       "section %s [%zu] size 0x%llx fits neither 32-byte descriptors nor "
+			       "%llu-byte triples",
 			       t->name, t->ndx, (unsigned long long)t->size,
 			       (unsigned long long)e16);
 	*src = fit18 ? ELFSCAN_SRC_TABLE_2018 : ELFSCAN_SRC_TABLE_2016;
@@ -370,7 +378,7 @@ static int merge(struct elfscan *es, struct rawvec *rv)
 			continue;
 		}
 		cs = &es->cs[es->ncs - 1];
-		es->sites[nsites++] = (struct elfscan_site){ .source = r->src, .addr = r->site };
+		es->sites[nsites++] = (struct elfscan_site){.source = r->src, .addr = r->site};
 		cs->nsites++;
 		cs->sources |= r->src;
 	}
@@ -379,7 +387,7 @@ static int merge(struct elfscan *es, struct rawvec *rv)
 
 int es_decode(struct elfscan *es)
 {
-	struct rawvec rv = { 0 };
+	struct rawvec rv = {0};
 	size_t exit_cap = 0;
 	int err = reserve(es, &rv, &exit_cap);
 

@@ -45,8 +45,8 @@ struct elfscan {
 	const unsigned char *image; /* the file (mapped or read) up to the end of what its
 				     * headers refer to, or the caller's buffer */
 	size_t size;
-	bool unmap;		    /* image came from mmap() */
-	unsigned char *copy;	    /* image, when it is a private copy of the caller's buffer */
+	bool unmap;	     /* image came from mmap() */
+	unsigned char *copy; /* image, when it is a private copy of the caller's buffer */
 	Elf *elf;
 	GElf_Ehdr ehdr;
 	size_t shnum, shstrndx;
@@ -61,7 +61,7 @@ struct elfscan {
 	size_t ntabs;
 	struct es_tab **tab_by_addr; /* the non-empty ones, sorted by address */
 	size_t ntab_by_addr;
-	struct es_tab **tab_of; /* per section index: its table, or NULL */
+	struct es_tab **tab_of;	   /* per section index: its table, or NULL */
 	struct es_region *regions; /* sorted by addr */
 	size_t nregions;
 	struct es_region *exec; /* executable ranges (data unused), sorted by addr */
@@ -94,7 +94,7 @@ struct elfscan {
 int es_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same, prefixed with the file's path. */
 int es_ferr(const struct elfscan *es, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Byte-order aware loads and stores of the file's integers (p need not be aligned). */
 static inline uint64_t es_bswap(uint64_t v, unsigned int n, bool swap)

@@ -46,8 +46,9 @@ int es_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const vo
 /* [start_ip, start_ip + post_commit_offset), the end clamped where it would wrap. */
 static uint64_t cs_end(const struct elfscan_cs *cs)
 {
-	return cs->post_commit_offset > UINT64_MAX - cs->start_ip ? UINT64_MAX
-								 : cs->start_ip + cs->post_commit_offset;
+	return cs->post_commit_offset > UINT64_MAX - cs->start_ip
+		   ? UINT64_MAX
+		   : cs->start_ip + cs->post_commit_offset;
 }
 
 static bool cs_contains(const struct elfscan_cs *cs, uint64_t addr)

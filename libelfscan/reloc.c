@@ -36,16 +36,19 @@ static int load_symtab(const struct elfscan *es, size_t relndx, size_t xndx, str
 	const GElf_Shdr *sh;
 
 	if (link == 0 || link >= es->shnum)
-		return es_ferr(es, EINVAL,
-			       "relocation section %s [%zu] links to symbol table [%zu], which does not exist",
-			       es_secname(es, relndx), relndx, link);
+		return es_ferr(
+		    es, EINVAL,
+		    "relocation section %s [%zu] links to symbol table [%zu], which does not exist",
+		    es_secname(es, relndx), relndx, link);
 	sh = &es->shdrs[link];
 	if (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM)
 		return es_ferr(es, EINVAL,
-			       "relocation section %s [%zu] links to section %s [%zu], which is not a symbol table",
+			       "relocation section %s [%zu] links to section %s [%zu], which is "
+			       "not a symbol table",
 			       es_secname(es, relndx), relndx, es_secname(es, link), link);
 	if (sh->sh_entsize != entsz)
-		return es_ferr(es, EINVAL, "symbol table %s [%zu] has sh_entsize %llu (expected %llu)",
+		return es_ferr(es, EINVAL,
+			       "symbol table %s [%zu] has sh_entsize %llu (expected %llu)",
 			       es_secname(es, link), link, (unsigned long long)sh->sh_entsize,
 			       (unsigned long long)entsz);
 	st->ndx = link;
@@ -69,10 +72,11 @@ static int sym_value(const struct elfscan *es, const struct symtab *st, uint64_t
 		return 0;
 	}
 	if (i >= st->n)
-		return es_ferr(es, EINVAL,
-			       "a relocation refers to symbol %llu, but symbol table %s [%zu] holds %llu",
-			       (unsigned long long)i, es_secname(es, st->ndx), st->ndx,
-			       (unsigned long long)st->n);
+		return es_ferr(
+		    es, EINVAL,
+		    "a relocation refers to symbol %llu, but symbol table %s [%zu] holds %llu",
+		    (unsigned long long)i, es_secname(es, st->ndx), st->ndx,
+		    (unsigned long long)st->n);
 	if (es->wordsz == 8) {
 		p = st->data + i * sizeof(Elf64_Sym);
 		shndx = es_load(es, p + 6, 2);
@@ -91,13 +95,15 @@ static int sym_value(const struct elfscan *es, const struct symtab *st, uint64_t
 	if (shndx == SHN_XINDEX) {
 		if (i >= st->nxndx)
 			return es_ferr(es, EINVAL,
-				       "symbol %llu of %s [%zu] has an extended section index but no SHT_SYMTAB_SHNDX entry",
+				       "symbol %llu of %s [%zu] has an extended section index but "
+				       "no SHT_SYMTAB_SHNDX entry",
 				       (unsigned long long)i, es_secname(es, st->ndx), st->ndx);
 		shndx = es_load(es, st->xndx + 4 * i, 4);
 	}
 	if (shndx >= es->shnum)
 		return es_ferr(es, EINVAL,
-			       "symbol %llu of %s [%zu] is in section %llu, which does not exist (%zu sections)",
+			       "symbol %llu of %s [%zu] is in section %llu, which does not exist "
+			       "(%zu sections)",
 			       (unsigned long long)i, es_secname(es, st->ndx), st->ndx,
 			       (unsigned long long)shndx, es->shnum);
 	/* In an object file a symbol's value is an offset in its section. */
@@ -113,7 +119,7 @@ static int apply_section(struct elfscan *es, size_t ri, size_t xndx, struct es_t
 	bool rela = sh->sh_type == SHT_RELA;
 	unsigned int w = es->wordsz;
 	uint64_t ent = rela ? 3 * w : 2 * w;
-	struct symtab st = { 0 };
+	struct symtab st = {0};
 	const unsigned char *p = es->image + sh->sh_offset;
 
 	if (sh->sh_entsize != ent)
@@ -154,13 +160,15 @@ static int apply_section(struct elfscan *es, size_t ri, size_t xndx, struct es_t
 		}
 		if (kind == ES_R_UNKNOWN)
 			return es_ferr(es, EINVAL,
-				       "relocation %llu in %s [%zu] at 0x%llx has type %llu, which %s does not use for table words (section %s [%zu])",
+				       "relocation %llu in %s [%zu] at 0x%llx has type %llu, which "
+				       "%s does not use for table words (section %s [%zu])",
 				       (unsigned long long)k, es_secname(es, ri), ri,
 				       (unsigned long long)off, (unsigned long long)type,
 				       elfscan_arch_name(es), t->name, t->ndx);
 		if (pos > t->size || t->size - pos < width)
 			return es_ferr(es, EINVAL,
-				       "relocation %llu in %s [%zu] at 0x%llx writes %u bytes outside section %s [%zu] (size 0x%llx)",
+				       "relocation %llu in %s [%zu] at 0x%llx writes %u bytes "
+				       "outside section %s [%zu] (size 0x%llx)",
 				       (unsigned long long)k, es_secname(es, ri), ri,
 				       (unsigned long long)off, width, t->name, t->ndx,
 				       (unsigned long long)t->size);
@@ -227,7 +235,8 @@ static int check_relr(struct elfscan *es, const unsigned char *p, uint64_t size,
 
 			if (t && t->size - (addrs[i] - t->addr) < w)
 				return es_ferr(es, EINVAL,
-					       "%s relocates 0x%llx, which straddles the end of section %s [%zu]",
+					       "%s relocates 0x%llx, which straddles the end of "
+					       "section %s [%zu]",
 					       what, (unsigned long long)addrs[i], t->name, t->ndx);
 		}
 	}
@@ -262,7 +271,8 @@ int es_relocate(struct elfscan *es)
 			continue;
 		if (sh->sh_info >= es->shnum) {
 			err = es_ferr(es, EINVAL,
-				      "relocation section %s [%zu] applies to section [%u], which does not exist (%zu sections)",
+				      "relocation section %s [%zu] applies to section [%u], which "
+				      "does not exist (%zu sections)",
 				      es_secname(es, i), i, sh->sh_info, es->shnum);
 			break;
 		}
@@ -284,10 +294,10 @@ int es_relocate(struct elfscan *es)
 		const unsigned char *p = es_loaded(es, es->dt_relr, es->dt_relrsz);
 
 		if (!p)
-			return es_ferr(es, EINVAL,
-				       "DT_RELR table at 0x%llx size 0x%llx is not in the file's loaded bytes",
-				       (unsigned long long)es->dt_relr,
-				       (unsigned long long)es->dt_relrsz);
+			return es_ferr(
+			    es, EINVAL,
+			    "DT_RELR table at 0x%llx size 0x%llx is not in the file's loaded bytes",
+			    (unsigned long long)es->dt_relr, (unsigned long long)es->dt_relrsz);
 		err = check_relr(es, p, es->dt_relrsz, "DT_RELR table");
 	}
 	return err;

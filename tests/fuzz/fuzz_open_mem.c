@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* DWARF in the bytes is read; no separate debug file is ever found. */
-	struct elfscan_opts opts = { .sz = sizeof(opts), .debug_dirs = "/nonexistent" };
+	struct elfscan_opts opts = {.sz = sizeof(opts), .debug_dirs = "/nonexistent"};
 	const struct elfscan_cs *out[4];
 	struct elfscan_audit *a = NULL;
 	struct elfscan_loc loc;

@@ -73,7 +73,7 @@ static struct img load(const char *dir, const char *name)
 
 static struct img dup_img(const struct img *src)
 {
-	struct img im = { malloc(src->len), src->len };
+	struct img im = {malloc(src->len), src->len};
 
 	if (!im.b)
 		die("out of memory");
@@ -441,8 +441,8 @@ static void header_cases(const struct img *pie)
 /* Symbol tables and DWARF of odd shapes: the file is still readable and must scan. */
 static void symbol_cases(const struct img *pie, const struct img *dw)
 {
-	static const char *const dbg[] = { ".debug_info", ".debug_line", ".debug_abbrev",
-					   ".debug_str", ".debug_aranges" };
+	static const char *const dbg[] = {".debug_info", ".debug_line", ".debug_abbrev",
+					  ".debug_str", ".debug_aranges"};
 	char name[64];
 	struct img im;
 	size_t i;
@@ -498,7 +498,9 @@ static void symbol_cases(const struct img *pie, const struct img *dw)
 	im = dup_img(dw);
 	rename_sym(&im, "rseq_inc", "r\xff\n\x1b[31m");
 	rename_sym(&im, "rseq_cmpxchg", "\xc3(\xed\xa0\x80\xc2\x9b\xf0\x9f\x98\x80x");
-	rename_sym(&im, "rseq_tcm", "a\tb\x7f\\c\x01" "d");
+	rename_sym(&im, "rseq_tcm",
+		   "a\tb\x7f\\c\x01"
+		   "d");
 	emit(&im, im.len, "ok-hostile-names");
 }
 

@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	kill(pid, SIGKILL);
 	while (waitpid(-1, &st, __WALL) > 0)
 		;
-	printf("steps=%lu start_hits=%lu abort_hits=%lu post_commit_hits=%lu\n", steps,
-	       start_hits, abort_hits, post_hits);
+	printf("steps=%lu start_hits=%lu abort_hits=%lu post_commit_hits=%lu\n", steps, start_hits,
+	       abort_hits, post_hits);
 	return 0;
 }

@@ -16,14 +16,22 @@
 static const char *type_name(unsigned char t)
 {
 	switch (t) {
-	case STT_NOTYPE: return "NOTYPE";
-	case STT_OBJECT: return "OBJECT";
-	case STT_FUNC: return "FUNC";
-	case STT_SECTION: return "SECTION";
-	case STT_FILE: return "FILE";
-	case STT_TLS: return "TLS";
-	case STT_GNU_IFUNC: return "IFUNC";
-	default: return "OTHER";
+	case STT_NOTYPE:
+		return "NOTYPE";
+	case STT_OBJECT:
+		return "OBJECT";
+	case STT_FUNC:
+		return "FUNC";
+	case STT_SECTION:
+		return "SECTION";
+	case STT_FILE:
+		return "FILE";
+	case STT_TLS:
+		return "TLS";
+	case STT_GNU_IFUNC:
+		return "IFUNC";
+	default:
+		return "OTHER";
 	}
 }
 

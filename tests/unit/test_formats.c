@@ -130,8 +130,8 @@ static void check_against_symbols(const char *path, struct elfscan *es, size_t e
 		size_t nexit = 0;
 
 		if (!id)
-			fail_msg("%s: section %zu start_ip 0x%llx is no rseq_start_ symbol", path, i,
-				 (unsigned long long)cs->start_ip);
+			fail_msg("%s: section %zu start_ip 0x%llx is no rseq_start_ symbol", path,
+				 i, (unsigned long long)cs->start_ip);
 		snprintf(name, sizeof(name), "rseq_post_commit_%s", id);
 		assert_true(sym_value(&s, name, &v));
 		assert_int_equal(cs->post_commit_ip, v);
@@ -165,8 +165,8 @@ static void check_all_sigs(struct elfscan *es, enum elfscan_sig_status st)
 
 static void test_current_format_x86_64_every_link_mode(void **state)
 {
-	static const char *const files[] = { "cs-pie", "cs-nopie", "cs.so", "cs.o", "cs-static",
-					     "cs-lld-pie", "cs-relr", "cs-pie-dwarf" };
+	static const char *const files[] = {"cs-pie",	 "cs-nopie",   "cs.so",	  "cs.o",
+					    "cs-static", "cs-lld-pie", "cs-relr", "cs-pie-dwarf"};
 	uint32_t want = ELFSCAN_SRC_CS | ELFSCAN_SRC_CS_PTR_ARRAY | ELFSCAN_SRC_EXIT_POINTS;
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -190,13 +190,13 @@ static void test_current_format_every_arch_class_and_byte_order(void **state)
 		int cls;
 		bool be;
 	} arches[] = {
-		{ "i386", "i386", 32, false },	    { "aarch64", "aarch64", 64, false },
-		{ "arm", "arm", 32, false },	    { "armeb", "arm", 32, true },
-		{ "ppc64le", "ppc64le", 64, false }, { "ppc64", "ppc64", 64, true },
-		{ "ppc", "ppc", 32, true },	    { "s390x", "s390x", 64, true },
-		{ "riscv64", "riscv64", 64, false },
+	    {"i386", "i386", 32, false},       {"aarch64", "aarch64", 64, false},
+	    {"arm", "arm", 32, false},	       {"armeb", "arm", 32, true},
+	    {"ppc64le", "ppc64le", 64, false}, {"ppc64", "ppc64", 64, true},
+	    {"ppc", "ppc", 32, true},	       {"s390x", "s390x", 64, true},
+	    {"riscv64", "riscv64", 64, false},
 	};
-	static const char *const files[] = { "cs-pie", "cs.so", "cs.o" };
+	static const char *const files[] = {"cs-pie", "cs.so", "cs.o"};
 
 	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++) {
 		for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
@@ -266,7 +266,7 @@ static void test_inline_copies_are_two_descriptors(void **state)
 
 static void test_gc_sections_walks_rseq_cs_by_stride(void **state)
 {
-	static const char *const files[] = { BIN "x86_64/cs-gc", BIN "x86_64/cs-lld-gc" };
+	static const char *const files[] = {BIN "x86_64/cs-gc", BIN "x86_64/cs-lld-gc"};
 
 	for (size_t i = 0; i < 2; i++) {
 		struct elfscan *es = open_fix(files[i]);
@@ -349,7 +349,7 @@ static void test_signature_bytes_are_the_file_bytes_before_abort(void **state)
 
 	for (size_t i = 0; i < elfscan_count(es); i++) {
 		const struct elfscan_cs *cs = elfscan_get(es, i);
-		static const uint8_t want[4] = { 0x53, 0x30, 0x05, 0x53 };
+		static const uint8_t want[4] = {0x53, 0x30, 0x05, 0x53};
 		uint64_t off = 0;
 		uint8_t file[4];
 		FILE *f;
@@ -421,8 +421,8 @@ static void expect_error(const struct image *im, size_t len, int err, const char
 	int ret = elfscan_open_mem(im->b, len, NULL, &es);
 
 	if (ret != -err || (needle && !strstr(elfscan_errmsg(), needle)))
-		fail_msg("expected -%d with \"%s\", got %d: %s", err, needle ? needle : "",
-			 ret, elfscan_errmsg());
+		fail_msg("expected -%d with \"%s\", got %d: %s", err, needle ? needle : "", ret,
+			 elfscan_errmsg());
 	assert_null(es);
 	assert_true(strlen(elfscan_errmsg()) > 0);
 }
@@ -546,22 +546,22 @@ static void test_not_elf_empty_and_directory_are_errors(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_current_format_x86_64_every_link_mode),
-		cmocka_unit_test(test_current_format_every_arch_class_and_byte_order),
-		cmocka_unit_test(test_descriptor_reached_twice_is_reported_once_with_every_site),
-		cmocka_unit_test(test_inline_copies_are_two_descriptors),
-		cmocka_unit_test(test_gc_sections_walks_rseq_cs_by_stride),
-		cmocka_unit_test(test_table_2018_skips_leading_padding),
-		cmocka_unit_test(test_table_2016_native_word_triples),
-		cmocka_unit_test(test_sections_2015_begin_end_restart),
-		cmocka_unit_test(test_unknown_machine_scans_with_unknown_arch_status),
-		cmocka_unit_test(test_signature_bytes_are_the_file_bytes_before_abort),
-		cmocka_unit_test(test_known_signatures_per_machine),
-		cmocka_unit_test(test_file_properties),
-		cmocka_unit_test(test_truncated_at_every_length_is_an_error),
-		cmocka_unit_test(test_bad_headers_are_errors),
-		cmocka_unit_test(test_bad_sections_are_errors),
-		cmocka_unit_test(test_not_elf_empty_and_directory_are_errors),
+	    cmocka_unit_test(test_current_format_x86_64_every_link_mode),
+	    cmocka_unit_test(test_current_format_every_arch_class_and_byte_order),
+	    cmocka_unit_test(test_descriptor_reached_twice_is_reported_once_with_every_site),
+	    cmocka_unit_test(test_inline_copies_are_two_descriptors),
+	    cmocka_unit_test(test_gc_sections_walks_rseq_cs_by_stride),
+	    cmocka_unit_test(test_table_2018_skips_leading_padding),
+	    cmocka_unit_test(test_table_2016_native_word_triples),
+	    cmocka_unit_test(test_sections_2015_begin_end_restart),
+	    cmocka_unit_test(test_unknown_machine_scans_with_unknown_arch_status),
+	    cmocka_unit_test(test_signature_bytes_are_the_file_bytes_before_abort),
+	    cmocka_unit_test(test_known_signatures_per_machine),
+	    cmocka_unit_test(test_file_properties),
+	    cmocka_unit_test(test_truncated_at_every_length_is_an_error),
+	    cmocka_unit_test(test_bad_headers_are_errors),
+	    cmocka_unit_test(test_bad_sections_are_errors),
+	    cmocka_unit_test(test_not_elf_empty_and_directory_are_errors),
 	};
 
 	return UNIT_MAIN(tests);

@@ -38,7 +38,7 @@ static struct built build(const struct desc *d, size_t n)
 	static const char shstr[] = "\0.text\0__rseq_cs\0.shstrtab";
 	uint64_t cs_off = TEXT_OFF + TEXT_SIZE, str_off = cs_off + n * 32;
 	uint64_t sh_off = (str_off + sizeof(shstr) + 7) & ~7ull;
-	struct built r = { .len = sh_off + 4 * sizeof(Elf64_Shdr), .cs_addr = BASE + cs_off };
+	struct built r = {.len = sh_off + 4 * sizeof(Elf64_Shdr), .cs_addr = BASE + cs_off};
 	Elf64_Ehdr *eh;
 	Elf64_Phdr *ph;
 	Elf64_Shdr *sh;
@@ -70,14 +70,25 @@ static struct built build(const struct desc *d, size_t n)
 	ph->p_align = 0x1000;
 
 	sh = (Elf64_Shdr *)(r.b + sh_off);
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR, .sh_addr = TEXT_ADDR,
-			      .sh_offset = TEXT_OFF, .sh_size = TEXT_SIZE, .sh_addralign = 16 };
-	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_PROGBITS,
-			      .sh_flags = SHF_ALLOC | SHF_WRITE, .sh_addr = r.cs_addr,
-			      .sh_offset = cs_off, .sh_size = n * 32, .sh_addralign = 32 };
-	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB, .sh_offset = str_off,
-			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
+	sh[1] = (Elf64_Shdr){.sh_name = 1,
+			     .sh_type = SHT_PROGBITS,
+			     .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			     .sh_addr = TEXT_ADDR,
+			     .sh_offset = TEXT_OFF,
+			     .sh_size = TEXT_SIZE,
+			     .sh_addralign = 16};
+	sh[2] = (Elf64_Shdr){.sh_name = 7,
+			     .sh_type = SHT_PROGBITS,
+			     .sh_flags = SHF_ALLOC | SHF_WRITE,
+			     .sh_addr = r.cs_addr,
+			     .sh_offset = cs_off,
+			     .sh_size = n * 32,
+			     .sh_addralign = 32};
+	sh[3] = (Elf64_Shdr){.sh_name = 17,
+			     .sh_type = SHT_STRTAB,
+			     .sh_offset = str_off,
+			     .sh_size = sizeof(shstr),
+			     .sh_addralign = 1};
 	memcpy(r.b + str_off, shstr, sizeof(shstr));
 	for (size_t i = 0; i < n; i++) {
 		unsigned char *p = r.b + cs_off + i * 32;
@@ -193,8 +204,10 @@ static void test_lookup_matches_brute_force_on_100k_sections(void **state)
 static void test_sections_sorted_by_start_then_descriptor(void **state)
 {
 	struct desc d[] = {
-		{ TEXT_ADDR + 0x300, 4, TEXT_ADDR + 0x400 }, { TEXT_ADDR + 0x100, 4, TEXT_ADDR + 0x400 },
-		{ TEXT_ADDR + 0x200, 4, TEXT_ADDR + 0x400 }, { TEXT_ADDR + 0x100, 8, TEXT_ADDR + 0x400 },
+	    {TEXT_ADDR + 0x300, 4, TEXT_ADDR + 0x400},
+	    {TEXT_ADDR + 0x100, 4, TEXT_ADDR + 0x400},
+	    {TEXT_ADDR + 0x200, 4, TEXT_ADDR + 0x400},
+	    {TEXT_ADDR + 0x100, 8, TEXT_ADDR + 0x400},
 	};
 	struct built b = build(d, 4);
 	struct elfscan *es = open_built(&b);
@@ -223,7 +236,7 @@ static void test_nested_sections_lookup_all_counts_beyond_max(void **state)
 	uint64_t a = TEXT_ADDR + 0x1000;
 
 	for (size_t i = 0; i < 10; i++)
-		d[i] = (struct desc){ a - 0x10 * (i + 1), 0x20 * (i + 1), TEXT_ADDR + 0x8000 };
+		d[i] = (struct desc){a - 0x10 * (i + 1), 0x20 * (i + 1), TEXT_ADDR + 0x8000};
 	b = build(d, 10);
 	es = open_built(&b);
 	assert_int_equal(elfscan_lookup_all(es, a, out, 3), 10);
@@ -239,8 +252,8 @@ static void test_nested_sections_lookup_all_counts_beyond_max(void **state)
 /* [start_ip, post_commit_ip): the start belongs, the post-commit address does not. */
 static void test_boundaries_start_inclusive_post_commit_exclusive(void **state)
 {
-	struct desc d[] = { { TEXT_ADDR + 0x40, 0x10, TEXT_ADDR + 0x60 },
-			    { TEXT_ADDR + 0x50, 0x10, TEXT_ADDR + 0x70 } };
+	struct desc d[] = {{TEXT_ADDR + 0x40, 0x10, TEXT_ADDR + 0x60},
+			   {TEXT_ADDR + 0x50, 0x10, TEXT_ADDR + 0x70}};
 	struct built b = build(d, 2);
 	struct elfscan *es = open_built(&b);
 
@@ -257,8 +270,8 @@ static void test_boundaries_start_inclusive_post_commit_exclusive(void **state)
 /* An empty section holds nothing; one whose end wraps holds everything from its start. */
 static void test_empty_and_wrapping_sections(void **state)
 {
-	struct desc d[] = { { TEXT_ADDR + 0x40, 0, TEXT_ADDR + 0x60 },
-			    { TEXT_ADDR + 0x800, UINT64_MAX - 0x100, TEXT_ADDR + 0x60 } };
+	struct desc d[] = {{TEXT_ADDR + 0x40, 0, TEXT_ADDR + 0x60},
+			   {TEXT_ADDR + 0x800, UINT64_MAX - 0x100, TEXT_ADDR + 0x60}};
 	struct built b = build(d, 2);
 	struct elfscan *es = open_built(&b);
 	const struct elfscan_cs *out[2];
@@ -267,7 +280,8 @@ static void test_empty_and_wrapping_sections(void **state)
 	assert_null(elfscan_lookup(es, TEXT_ADDR + 0x7ff));
 	assert_int_equal(elfscan_lookup(es, TEXT_ADDR + 0x800)->start_ip, TEXT_ADDR + 0x800);
 	assert_int_equal(elfscan_lookup_all(es, UINT64_MAX - 1, out, 2), 1);
-	assert_int_equal(elfscan_get(es, 1)->post_commit_ip, TEXT_ADDR + 0x800 + UINT64_MAX - 0x100);
+	assert_int_equal(elfscan_get(es, 1)->post_commit_ip,
+			 TEXT_ADDR + 0x800 + UINT64_MAX - 0x100);
 	elfscan_close(es);
 	free(b.b);
 }
@@ -291,12 +305,12 @@ static void test_no_sections_finds_nothing(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lookup_matches_brute_force_on_100k_sections),
-		cmocka_unit_test(test_sections_sorted_by_start_then_descriptor),
-		cmocka_unit_test(test_nested_sections_lookup_all_counts_beyond_max),
-		cmocka_unit_test(test_boundaries_start_inclusive_post_commit_exclusive),
-		cmocka_unit_test(test_empty_and_wrapping_sections),
-		cmocka_unit_test(test_no_sections_finds_nothing),
+	    cmocka_unit_test(test_lookup_matches_brute_force_on_100k_sections),
+	    cmocka_unit_test(test_sections_sorted_by_start_then_descriptor),
+	    cmocka_unit_test(test_nested_sections_lookup_all_counts_beyond_max),
+	    cmocka_unit_test(test_boundaries_start_inclusive_post_commit_exclusive),
+	    cmocka_unit_test(test_empty_and_wrapping_sections),
+	    cmocka_unit_test(test_no_sections_finds_nothing),
 	};
 
 	return UNIT_MAIN(tests);

@@ -77,15 +77,14 @@ static uint64_t sym(const char *path, const char *name)
 	return v;
 }
 
-static const char *const ids[] = { "inc", "cmpxchg", "tcm", "dup", "inl1", "inl2" };
+static const char *const ids[] = {"inc", "cmpxchg", "tcm", "dup", "inl1", "inl2"};
 
 /* start, post-commit and abort of every section, as offsets from rseq_start_inc: the
  * assembler fixed them, so every link mode must agree, and each must equal its symbol. */
 static void test_every_link_mode_gives_the_symbol_values(void **state)
 {
-	static const char *const files[] = { "cs-pie",	  "cs-nopie", "cs-lld-pie", "cs-relr",
-					     "cs.o",	  "cs.so",    "cs-static",  "cs-gc",
-					     "cs-lld-gc" };
+	static const char *const files[] = {"cs-pie", "cs-nopie",  "cs-lld-pie", "cs-relr",  "cs.o",
+					    "cs.so",  "cs-static", "cs-gc",	 "cs-lld-gc"};
 	int64_t first[6][3];
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
@@ -125,7 +124,8 @@ static void test_lld_zeros_in_place_are_relocated(void **state)
 {
 	const char *path = X86 "cs-lld-pie";
 	struct image im = load(path);
-	Elf64_Shdr *cs = shdr_named(&im, "__rseq_cs"), *ptrs = shdr_named(&im, "__rseq_cs_ptr_array");
+	Elf64_Shdr *cs = shdr_named(&im, "__rseq_cs"),
+		   *ptrs = shdr_named(&im, "__rseq_cs_ptr_array");
 	struct elfscan *es = open_fix(path);
 	uint64_t file_start, file_slot, slot;
 
@@ -196,8 +196,8 @@ static void test_symbolic_relocation_in_shared_object(void **state)
 		Elf64_Rela *r = (Elf64_Rela *)(im.b + rela->sh_offset) + i;
 
 		if (r->r_offset == cs->desc_addr + 24)
-			symbolic = ELF64_R_TYPE(r->r_info) == R_X86_64_64 &&
-				   ELF64_R_SYM(r->r_info) != 0;
+			symbolic =
+			    ELF64_R_TYPE(r->r_info) == R_X86_64_64 && ELF64_R_SYM(r->r_info) != 0;
 	}
 	assert_true(symbolic);
 	assert_int_equal(cs->abort_ip, sym(path, "rseq_abort_tcm"));
@@ -226,9 +226,10 @@ static void test_riscv_object_add_sub_pairs(void **state)
 /* REL targets (i386, arm) take the addend from the word in place. */
 static void test_rel_addend_in_place(void **state)
 {
-	static const char *const files[] = { FIXTURE_DIR "/bin/i386/cs-pie", FIXTURE_DIR "/bin/i386/cs.o",
-					     FIXTURE_DIR "/bin/arm/cs-pie", FIXTURE_DIR "/bin/arm/cs.so",
-					     FIXTURE_DIR "/bin/armeb/cs.o" };
+	static const char *const files[] = {
+	    FIXTURE_DIR "/bin/i386/cs-pie", FIXTURE_DIR "/bin/i386/cs.o",
+	    FIXTURE_DIR "/bin/arm/cs-pie", FIXTURE_DIR "/bin/arm/cs.so",
+	    FIXTURE_DIR "/bin/armeb/cs.o"};
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		struct elfscan *es = open_fix(files[f]);
@@ -330,15 +331,15 @@ static void test_bad_relr_tables_are_errors(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_link_mode_gives_the_symbol_values),
-		cmocka_unit_test(test_lld_zeros_in_place_are_relocated),
-		cmocka_unit_test(test_relr_packed_relocations),
-		cmocka_unit_test(test_symbolic_relocation_in_shared_object),
-		cmocka_unit_test(test_riscv_object_add_sub_pairs),
-		cmocka_unit_test(test_rel_addend_in_place),
-		cmocka_unit_test(test_object_file_layout_and_offsets),
-		cmocka_unit_test(test_bad_relocations_are_errors),
-		cmocka_unit_test(test_bad_relr_tables_are_errors),
+	    cmocka_unit_test(test_every_link_mode_gives_the_symbol_values),
+	    cmocka_unit_test(test_lld_zeros_in_place_are_relocated),
+	    cmocka_unit_test(test_relr_packed_relocations),
+	    cmocka_unit_test(test_symbolic_relocation_in_shared_object),
+	    cmocka_unit_test(test_riscv_object_add_sub_pairs),
+	    cmocka_unit_test(test_rel_addend_in_place),
+	    cmocka_unit_test(test_object_file_layout_and_offsets),
+	    cmocka_unit_test(test_bad_relocations_are_errors),
+	    cmocka_unit_test(test_bad_relr_tables_are_errors),
 	};
 
 	return UNIT_MAIN(tests);

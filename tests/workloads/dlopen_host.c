@@ -34,10 +34,10 @@ __attribute__((noinline)) void host_start(void)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "lib", required_argument, NULL, 'l' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "out", required_argument, NULL, 'o' },
-		{ 0 },
+	    {"lib", required_argument, NULL, 'l'},
+	    {"iters", required_argument, NULL, 'n'},
+	    {"out", required_argument, NULL, 'o'},
+	    {0},
 	};
 	const char *lib = NULL, *out = NULL;
 	unsigned long long iters = 1000, sum = 0;

@@ -10,11 +10,11 @@
 #include <sys/mman.h>
 
 static const unsigned char code[] = {
-	0x53,			      /* push rbx */
-	0x31, 0xc0,		      /* xor eax, eax */
-	0x0f, 0xa2,		      /* cpuid */
-	0x5b,			      /* pop rbx */
-	0xc3,			      /* ret */
+    0x53,	/* push rbx */
+    0x31, 0xc0, /* xor eax, eax */
+    0x0f, 0xa2, /* cpuid */
+    0x5b,	/* pop rbx */
+    0xc3,	/* ret */
 };
 
 int main(void)

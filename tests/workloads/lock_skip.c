@@ -32,6 +32,7 @@ int main(int argc, char **argv)
 	want_inner = n / 4 * 2 + (n % 4 > 2 ? n % 4 - 2 : 0);
 	ok = word == n && wrong == 0 && inner == want_inner;
 	printf("iterations=%" PRIu64 " word=%" PRIu64 " inner=%" PRIu64 " wrong=%" PRIu64
-	       " result=%s\n", n, word, inner, wrong, ok ? "ok" : "FAIL");
+	       " result=%s\n",
+	       n, word, inner, wrong, ok ? "ok" : "FAIL");
 	return ok ? 0 : 1;
 }

@@ -145,12 +145,9 @@ static double parse_num(const char *name, const char *s)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "ready", required_argument, NULL, 'R' },
-		{ "once-threaded", no_argument, NULL, 'o' },
-		{ 0 },
+	    {"threads", required_argument, NULL, 't'}, {"seconds", required_argument, NULL, 's'},
+	    {"rounds", required_argument, NULL, 'r'},  {"ready", required_argument, NULL, 'R'},
+	    {"once-threaded", no_argument, NULL, 'o'}, {0},
 	};
 	static struct worker w[MAX_THREADS + 1];
 	unsigned int nthreads = 3;
@@ -164,7 +161,8 @@ int main(int argc, char **argv)
 		case 't':
 			nthreads = (unsigned int)parse_num("--threads", optarg);
 			if (nthreads > MAX_THREADS) {
-				fprintf(stderr, "malloc_churn: --threads: at most %d\n", MAX_THREADS);
+				fprintf(stderr, "malloc_churn: --threads: at most %d\n",
+					MAX_THREADS);
 				return 2;
 			}
 			break;

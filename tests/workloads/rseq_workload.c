@@ -30,8 +30,8 @@
 
 #include "rseq_workload.h"
 
-#define WL_MAX_CPUS	1024
-#define WL_MAX_THREADS	4096
+#define WL_MAX_CPUS 1024
+#define WL_MAX_THREADS 4096
 #define MOVER_PERIOD_US 500
 
 _Static_assert(offsetof(struct rseq, cpu_id) == WL_RSEQ_CPU_ID, "struct rseq cpu_id");
@@ -46,8 +46,8 @@ _Static_assert(offsetof(struct wl_pcpu, cond) == WL_PCPU_COND, "wl_pcpu cond");
 _Static_assert(offsetof(struct wl_pcpu, tc_count) == WL_PCPU_TC_COUNT, "wl_pcpu tc_count");
 _Static_assert(offsetof(struct wl_pcpu, tc_slots) == WL_PCPU_TC_SLOTS, "wl_pcpu tc_slots");
 
-static const char *const sect_names[WL_NSECT] = { "wl_counter_add", "wl_tcmalloc_push",
-						   "wl_condexit" };
+static const char *const sect_names[WL_NSECT] = {"wl_counter_add", "wl_tcmalloc_push",
+						 "wl_condexit"};
 
 static struct {
 	const char *mode;
@@ -60,7 +60,7 @@ static struct {
 	bool affinity;
 	const char *out;
 	bool wait;
-} opt = { .mode = "counter", .run = { true }, .threads = 0, .iters = 10000 };
+} opt = {.mode = "counter", .run = {true}, .threads = 0, .iters = 10000};
 
 static struct wl_pcpu pcpu[WL_MAX_CPUS] __attribute__((aligned(64)));
 static struct wl_thread *threads;
@@ -94,9 +94,10 @@ static void die(const char *fmt, ...)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rseq_workload [--mode counter|tcmalloc|condexit|all] [--threads N]\n"
-		   "                     [--iters N] [--seconds S] [--signal-us N] [--oversubscribe]\n"
-		   "                     [--affinity] [--out FILE] [--wait]\n");
+	fprintf(f,
+		"Usage: rseq_workload [--mode counter|tcmalloc|condexit|all] [--threads N]\n"
+		"                     [--iters N] [--seconds S] [--signal-us N] [--oversubscribe]\n"
+		"                     [--affinity] [--out FILE] [--wait]\n");
 }
 
 static uint64_t parse_u64(const char *name, const char *s)
@@ -146,8 +147,8 @@ static void rseq_teardown(struct wl_thread *t)
 
 static timer_t timer_start(struct wl_thread *t)
 {
-	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM };
-	struct itimerspec its = { 0 };
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM};
+	struct itimerspec its = {0};
 	timer_t timer;
 
 	sev._sigev_un._tid = t->tid;
@@ -201,7 +202,7 @@ static void *worker(void *arg)
  */
 static void *mover(void *arg)
 {
-	struct timespec period = { 0, MOVER_PERIOD_US * 1000L };
+	struct timespec period = {0, MOVER_PERIOD_US * 1000L};
 	cpu_set_t set;
 
 	(void)arg;
@@ -221,12 +222,12 @@ static void *mover(void *arg)
 
 static void wait_for_start(void)
 {
-	struct sigaction sa = { .sa_handler = on_term };
+	struct sigaction sa = {.sa_handler = on_term};
 	char buf[256];
 	ssize_t n;
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);	/* no SA_RESTART: read() returns EINTR */
+	sigaction(SIGTERM, &sa, NULL); /* no SA_RESTART: read() returns EINTR */
 	fprintf(stderr, "ready pid=%d\n", (int)getpid());
 	fflush(stderr);
 	while (!term_seen) {
@@ -255,17 +256,17 @@ static void parse_mode(const char *s)
 static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "signal-us", required_argument, NULL, 'S' },
-		{ "oversubscribe", no_argument, NULL, 'O' },
-		{ "affinity", no_argument, NULL, 'a' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "wait", no_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"mode", required_argument, NULL, 'm'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"iters", required_argument, NULL, 'i'},
+	    {"seconds", required_argument, NULL, 's'},
+	    {"signal-us", required_argument, NULL, 'S'},
+	    {"oversubscribe", no_argument, NULL, 'O'},
+	    {"affinity", no_argument, NULL, 'a'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"wait", no_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	char *end;
 	int c;
@@ -333,7 +334,7 @@ static void collect_cpus(void)
 
 static int report(FILE *f)
 {
-	struct wl_counts tot = { 0 }, sect[WL_NSECT] = { 0 };
+	struct wl_counts tot = {0}, sect[WL_NSECT] = {0};
 	uint64_t sum_counter = 0, sum_cond = 0, sum_tc = 0, ops = 0, signals = 0, exp_exits = 0;
 	char why[512] = "";
 	int seen = 0;
@@ -359,10 +360,10 @@ static int report(FILE *f)
 		seen += pcpu[c].counter || pcpu[c].cond || pcpu[c].tc_count;
 	}
 
-#define FAILF(...)                                                                          \
-	do {                                                                                \
-		if (!why[0])                                                                \
-			snprintf(why, sizeof(why), __VA_ARGS__);                            \
+#define FAILF(...)                                                                                 \
+	do {                                                                                       \
+		if (!why[0])                                                                       \
+			snprintf(why, sizeof(why), __VA_ARGS__);                                   \
 	} while (0)
 	if (opt.seconds == 0 && ops != (uint64_t)nthreads * opt.iters)
 		FAILF("%llu operations done, expected %llu", (unsigned long long)ops,
@@ -391,7 +392,8 @@ static int report(FILE *f)
 		      (unsigned long long)sect[WL_SECT_TCMALLOC].commits, (unsigned long long)ops);
 	if (sum_tc != sect[WL_SECT_TCMALLOC].commits)
 		FAILF("wl_tcmalloc_push: per-CPU push counts sum to %llu, commits %llu",
-		      (unsigned long long)sum_tc, (unsigned long long)sect[WL_SECT_TCMALLOC].commits);
+		      (unsigned long long)sum_tc,
+		      (unsigned long long)sect[WL_SECT_TCMALLOC].commits);
 	for (int c = 0; c < WL_MAX_CPUS; c++) {
 		uint64_t n = pcpu[c].tc_count, item;
 
@@ -452,7 +454,7 @@ static int report(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_timer, .sa_flags = SA_RESTART };
+	struct sigaction sa = {.sa_handler = on_timer, .sa_flags = SA_RESTART};
 	pthread_t *tids, mover_tid;
 	FILE *out = stdout;
 	int err, rc;
@@ -502,8 +504,8 @@ int main(int argc, char **argv)
 			die("pthread_create: %s", strerror(err));
 	}
 	if (opt.seconds > 0) {
-		struct timespec ts = { (time_t)opt.seconds,
-				       (long)((opt.seconds - (time_t)opt.seconds) * 1e9) };
+		struct timespec ts = {(time_t)opt.seconds,
+				      (long)((opt.seconds - (time_t)opt.seconds) * 1e9)};
 
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;

@@ -6,40 +6,40 @@
 #ifndef RSEQ_WORKLOAD_H
 #define RSEQ_WORKLOAD_H
 
-#define WL_RSEQ_SIG		0x53053053
+#define WL_RSEQ_SIG 0x53053053
 
 /* struct rseq (kernel ABI) */
-#define WL_RSEQ_CPU_ID		4
-#define WL_RSEQ_CS		8
+#define WL_RSEQ_CPU_ID 4
+#define WL_RSEQ_CS 8
 
 /* Sections, in report order. */
-#define WL_SECT_COUNTER		0
-#define WL_SECT_TCMALLOC	1
-#define WL_SECT_CONDEXIT	2
-#define WL_NSECT		3
+#define WL_SECT_COUNTER 0
+#define WL_SECT_TCMALLOC 1
+#define WL_SECT_CONDEXIT 2
+#define WL_NSECT 3
 
 /* Per-section counters of a thread, byte offsets inside one section's block. */
-#define WL_CNT_ITER		0
-#define WL_CNT_COMMIT		8
-#define WL_CNT_ABORT		16
-#define WL_CNT_EXIT		24
+#define WL_CNT_ITER 0
+#define WL_CNT_COMMIT 8
+#define WL_CNT_ABORT 16
+#define WL_CNT_EXIT 24
 
 /* struct wl_thread: what the sections receive in %rdi. */
-#define WL_T_RSEQ		0
-#define WL_T_PCPU		8
-#define WL_T_CNT		16
-#define WL_CNT(sect, which)	(WL_T_CNT + (sect) * 32 + (which))
+#define WL_T_RSEQ 0
+#define WL_T_PCPU 8
+#define WL_T_CNT 16
+#define WL_CNT(sect, which) (WL_T_CNT + (sect)*32 + (which))
 
 /* struct wl_pcpu: one 64-byte line per CPU. */
-#define WL_PCPU_SHIFT		6
-#define WL_PCPU_COUNTER		0
-#define WL_PCPU_COND		8
-#define WL_PCPU_TC_COUNT	16
-#define WL_PCPU_TC_SLOTS	24
-#define WL_TC_NSLOTS		4
+#define WL_PCPU_SHIFT 6
+#define WL_PCPU_COUNTER 0
+#define WL_PCPU_COND 8
+#define WL_PCPU_TC_COUNT 16
+#define WL_PCPU_TC_SLOTS 24
+#define WL_TC_NSLOTS 4
 
 /* wl_condexit leaves its section without committing when (op & WL_CONDEXIT_MASK) == 0. */
-#define WL_CONDEXIT_MASK	7
+#define WL_CONDEXIT_MASK 7
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>

@@ -106,7 +106,7 @@ static int find_offset(struct dl_phdr_info *info, size_t size, void *arg)
 /* Whether the section's code in memory equals the file's bytes. */
 static bool text_same(void)
 {
-	struct text_check tc = { (uintptr_t)si_indirect, 0, -1 };
+	struct text_check tc = {(uintptr_t)si_indirect, 0, -1};
 	unsigned char buf[4096];
 	int fd;
 	ssize_t n;
@@ -139,12 +139,9 @@ static void park(void)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "iters", required_argument, NULL, 'i' },
-		{ "every", required_argument, NULL, 'e' },
-		{ "park", no_argument, NULL, 'p' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"iters", required_argument, NULL, 'i'}, {"every", required_argument, NULL, 'e'},
+	    {"park", no_argument, NULL, 'p'},	     {"out", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},	     {0},
 	};
 	uint64_t iters = 64, every = 4, ops, want_exits = 0, sum = 0, parks = 0;
 	struct wl_counts *c = &thread.cnt[0];
@@ -171,7 +168,8 @@ int main(int argc, char **argv)
 			outpath = optarg;
 			break;
 		case 'h':
-			printf("Usage: step_indirect [--iters N] [--every K] [--park] [--out FILE]\n");
+			printf(
+			    "Usage: step_indirect [--iters N] [--every K] [--park] [--out FILE]\n");
 			return 0;
 		default:
 			fprintf(stderr, "Usage: step_indirect [--iters N] [--every K] [--park] "
@@ -208,7 +206,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < SI_MAX_CPUS; i++)
 		sum += pcpu[i].counter;
 	if (!why[0] && c->iterations != c->commits + c->aborts + c->exits)
-		snprintf(why, sizeof(why), "iterations %llu != commits %llu + aborts %llu + exits %llu",
+		snprintf(why, sizeof(why),
+			 "iterations %llu != commits %llu + aborts %llu + exits %llu",
 			 (unsigned long long)c->iterations, (unsigned long long)c->commits,
 			 (unsigned long long)c->aborts, (unsigned long long)c->exits);
 	if (!why[0] && c->exits != want_exits)
@@ -223,12 +222,12 @@ int main(int argc, char **argv)
 	if (!why[0] && !same)
 		snprintf(why, sizeof(why), "the code of si_indirect differs from the file's");
 
-	fprintf(out, "operations=%llu\niterations=%llu\ncommits=%llu\naborts=%llu\nexits=%llu\n"
-		     "parks=%llu\ntext=%s\n",
+	fprintf(out,
+		"operations=%llu\niterations=%llu\ncommits=%llu\naborts=%llu\nexits=%llu\n"
+		"parks=%llu\ntext=%s\n",
 		(unsigned long long)iters, (unsigned long long)c->iterations,
 		(unsigned long long)c->commits, (unsigned long long)c->aborts,
-		(unsigned long long)c->exits, (unsigned long long)parks,
-		same ? "same" : "differs");
+		(unsigned long long)c->exits, (unsigned long long)parks, same ? "same" : "differs");
 	if (why[0])
 		fprintf(out, "result=FAIL: %s\n", why);
 	else

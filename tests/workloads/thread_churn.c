@@ -28,7 +28,7 @@
 #define MAX_BATCH 1000
 
 static atomic_uint_fast64_t sum;
-static struct timespec life = { 0, 1000000 };
+static struct timespec life = {0, 1000000};
 
 static void *work(void *arg)
 {
@@ -50,11 +50,11 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "batch", required_argument, NULL, 'b' },
-		{ "life-us", required_argument, NULL, 'l' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "ready", required_argument, NULL, 'r' },
-		{ 0 },
+	    {"batch", required_argument, NULL, 'b'},
+	    {"life-us", required_argument, NULL, 'l'},
+	    {"seconds", required_argument, NULL, 's'},
+	    {"ready", required_argument, NULL, 'r'},
+	    {0},
 	};
 	static pthread_t th[MAX_BATCH];
 	unsigned long batch = 200;
@@ -95,8 +95,9 @@ int main(int argc, char **argv)
 			ready = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: thread_churn [--batch N] [--life-us U] [--seconds S] "
-					"[--ready FILE]\n");
+			fprintf(stderr,
+				"usage: thread_churn [--batch N] [--life-us U] [--seconds S] "
+				"[--ready FILE]\n");
 			return 2;
 		}
 	}
@@ -105,12 +106,14 @@ int main(int argc, char **argv)
 		unsigned long n = 0;
 
 		for (; n < batch; n++) {
-			int err = pthread_create(&th[n], NULL, work, (void *)(uintptr_t)(started + 1));
+			int err =
+			    pthread_create(&th[n], NULL, work, (void *)(uintptr_t)(started + 1));
 
 			if (err == EAGAIN)
 				break;
 			if (err) {
-				fprintf(stderr, "thread_churn: pthread_create: %s\n", strerror(err));
+				fprintf(stderr, "thread_churn: pthread_create: %s\n",
+					strerror(err));
 				return 2;
 			}
 			started++;
