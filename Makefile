@@ -10,6 +10,7 @@
 #   make bench          benchmarks against readelf, gdb and bpftrace
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
 #   make install        PREFIX=/usr/local DESTDIR=
+#   make format-check   fail on a C file .clang-format would change (make format changes it)
 #   SANITIZE=address,undefined   sanitizer build into build-san/
 #   BUILD=dir           out-of-tree build directory
 
@@ -61,7 +62,8 @@ TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 
-.PHONY: FORCE all check check-kernels demo bench fuzz install uninstall clean deps tests format
+.PHONY: FORCE all check check-kernels demo bench fuzz install uninstall clean deps tests format \
+	format-check
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
@@ -190,8 +192,16 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
 	rm -rf $(DESTDIR)$(DATADIR)
 
+# Every C source and header but the generated bpf/vmlinux.h.
+FORMAT_SRCS = $(sort $(LIB_SRCS) $(CLI_SRCS) $(wildcard libelfscan/*.h rseqdbg/*.h rseqdbg/*/*.h \
+		bpf/*.bpf.c tests/unit/*.[ch] tests/tools/*.[ch] tests/workloads/*.[ch] \
+		tests/fuzz/*.[ch]) $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.h)))
+
 format:
-	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(wildcard libelfscan/*.h rseqdbg/*.h bpf/*.h bpf/*.bpf.c)
+	clang-format -i $(FORMAT_SRCS)
+
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 clean:
 	rm -rf build build-san

@@ -4,9 +4,9 @@
 #define RSEQTRACE_H
 
 #define RT_COMM_LEN 16
-#define RT_HIST_SLOTS 16 /* log2 buckets of regs_ip - start_ip; the last one also holds "outside"  \
-			  */
-#define RT_MAX_STACK 32	 /* user frames kept with an abort event (--stack) */
+/* log2 buckets of regs_ip - start_ip; the last one also holds "outside" */
+#define RT_HIST_SLOTS 16
+#define RT_MAX_STACK 32 /* user frames kept with an abort event (--stack) */
 #define RT_MAX_FILTER 1024
 #define RT_MAX_THREADS 65536 /* threads with per-thread state at once */
 #define RT_CGROUP_DEPTH 16   /* --cgroup matches tasks this many levels below at most */
