@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "ptrace.h"
 #include "elfscan-audit.h"
 #include "procmaps.h"
 #include "rseqarea.h"
@@ -692,6 +693,8 @@ static int audit_pid(const struct audit_opts *o)
 		rd_warn("pid %d: PTRACE_GET_RSEQ_CONFIGURATION unsupported (Linux 5.13+): "
 			"registered signatures not compared",
 			(int)o->pid);
+	else if (err == -EPERM || err == -EACCES)
+		return rd_pid_error(o->pid, err);
 	else if (err)
 		return rd_error("pid %d: cannot read the threads' rseq registration: %s",
 				(int)o->pid, strerror(-err));

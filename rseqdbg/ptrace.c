@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "ptrace.h"
 
 volatile sig_atomic_t rd_pt_quit;
@@ -621,4 +622,65 @@ int rd_pt_child_stopped(pid_t child)
 void rd_pt_child_detach(pid_t child)
 {
 	ptrace(PTRACE_DETACH, child, 0, 0);
+}
+
+/* Why ptrace may refuse a process with EPERM although we have the privilege. */
+struct proc_status {
+	char state;   /* 'Z' zombie, ... */
+	int tracer;   /* pid of a debugger already attached, 0 when none */
+	bool user_mm; /* has user memory: not a kernel thread */
+};
+
+static void proc_status(pid_t pid, struct proc_status *ps)
+{
+	char path[64], line[128];
+	FILE *f;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->user_mm = true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	ps->user_mm = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "TracerPid: %d", &ps->tracer) == 1)
+			continue;
+		if (sscanf(line, "State: %c", &ps->state) == 1)
+			continue;
+		if (!strncmp(line, "VmSize:", 7))
+			ps->user_mm = true;
+	}
+	fclose(f);
+}
+
+int rd_pid_error(pid_t pid, int err)
+{
+	struct proc_status ps = { .user_mm = true };
+	char who[96];
+
+	if (err == -ENOENT || err == -ESRCH)
+		return rd_error("pid %d: no such process", (int)pid);
+	if (pid == getpid())
+		return rd_error("cannot trace pid %d: it is this rseqdbg process", (int)pid);
+	if (err == -EPERM)
+		proc_status(pid, &ps);
+	if (ps.state == 'Z') {
+		name_process(parent_of(pid), who, sizeof(who));
+		return rd_error("cannot trace pid %d: it is a zombie (it exited; its parent %s has "
+				"not reaped it)",
+				(int)pid, who);
+	}
+	if (!ps.user_mm)
+		return rd_error("cannot trace pid %d: a kernel thread, it has no user code",
+				(int)pid);
+	if (ps.tracer) {
+		name_process(ps.tracer, who, sizeof(who));
+		return rd_error("cannot trace pid %d: already traced by PID %s", (int)pid, who);
+	}
+	if (err == -EPERM || err == -EACCES)
+		return rd_error("cannot trace pid %d: %s (need root or CAP_SYS_PTRACE; as the same "
+				"user, kernel.yama.ptrace_scope 0)",
+				(int)pid, strerror(EPERM));
+	return rd_error("cannot trace pid %d: %s", (int)pid, strerror(-err));
 }

@@ -64,6 +64,11 @@ struct rd_event {
 /* Set from our signal handlers: a wait returns RD_EV_NONE as soon as it sees it. */
 extern volatile sig_atomic_t rd_pt_quit;
 
+/* Say in one line why pid cannot be traced (err: -errno from ptrace or /proc): no such
+ * process, this process, a zombie, a kernel thread, already traced by another, or the
+ * privilege missing. Returns EXIT_ERROR. */
+int rd_pid_error(pid_t pid, int err);
+
 void rd_tracee_init(struct rd_tracee *tr);
 void rd_tracee_free(struct rd_tracee *tr);
 

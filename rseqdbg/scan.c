@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "ptrace.h"
 #include "elfscan.h"
 #include "procmaps.h"
 #include "rseqarea.h"
@@ -679,62 +680,6 @@ static int list_threads(pid_t pid, struct thread **res, size_t *n)
 	return 0;
 }
 
-/* Why ptrace may refuse a process with EPERM although we have the privilege. */
-struct proc_status {
-	char state;   /* 'Z' zombie, ... */
-	int tracer;   /* pid of a debugger already attached, 0 when none */
-	bool user_mm; /* has user memory: not a kernel thread */
-};
-
-static void proc_status(pid_t pid, struct proc_status *ps)
-{
-	char path[64], line[128];
-	FILE *f;
-
-	memset(ps, 0, sizeof(*ps));
-	ps->user_mm = true;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	ps->user_mm = false;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "TracerPid: %d", &ps->tracer) == 1)
-			continue;
-		if (sscanf(line, "State: %c", &ps->state) == 1)
-			continue;
-		if (!strncmp(line, "VmSize:", 7))
-			ps->user_mm = true;
-	}
-	fclose(f);
-}
-
-static int pid_error(pid_t pid, int err)
-{
-	struct proc_status ps = { .user_mm = true };
-
-	if (err == -ENOENT || err == -ESRCH)
-		return rd_error("pid %d: no such process", (int)pid);
-	if (pid == getpid())
-		return rd_error("cannot trace pid %d: it is this rseqdbg process", (int)pid);
-	if (err == -EPERM)
-		proc_status(pid, &ps);
-	if (ps.state == 'Z')
-		return rd_error("cannot trace pid %d: a zombie (it exited, its parent has not "
-				"reaped it)",
-				(int)pid);
-	if (!ps.user_mm)
-		return rd_error("cannot trace pid %d: a kernel thread, it has no user code",
-				(int)pid);
-	if (ps.tracer)
-		return rd_error("cannot trace pid %d: already traced by pid %d", (int)pid, ps.tracer);
-	if (err == -EPERM || err == -EACCES)
-		return rd_error("cannot trace pid %d: %s (need root or CAP_SYS_PTRACE; as the same "
-				"user, kernel.yama.ptrace_scope 0)",
-				(int)pid, strerror(EPERM));
-	return rd_error("cannot trace pid %d: %s", (int)pid, strerror(-err));
-}
-
 /* How many sections' signatures differ from the one a thread registered, of how many. */
 static size_t sig_mismatches(const struct rd_modules *mods, uint32_t sig, size_t *total)
 {
@@ -914,13 +859,13 @@ static int scan_pid(const struct scan_opts *o)
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
 	if (o->pid <= 0 || stat(path, &st))
-		return pid_error(o->pid, -ESRCH);
+		return rd_pid_error(o->pid, -ESRCH);
 	err = rd_modules_load(o->pid, &o->es, &mods);
 	if (err)
-		return pid_error(o->pid, err);
+		return rd_pid_error(o->pid, err);
 	err = list_threads(o->pid, &threads, &nthreads);
 	if (err) {
-		ret = pid_error(o->pid, err);
+		ret = rd_pid_error(o->pid, err);
 		goto out;
 	}
 	for (size_t i = 0; i < nthreads; i++) {
@@ -931,7 +876,7 @@ static int scan_pid(const struct scan_opts *o)
 			continue;
 		}
 		if (err) {
-			ret = pid_error(o->pid, err);
+			ret = rd_pid_error(o->pid, err);
 			goto out;
 		}
 	}

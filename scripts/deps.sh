@@ -3,7 +3,8 @@
 # Install the Debian packages rseqdbg needs that are missing. As root it installs them
 # (apt-get update first); otherwise it prints the command to run and fails.
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
-#                             readelf, objdump and nm, python3, pkg-config)
+#                             readelf, objdump and nm, python3, pkg-config,
+#                             strace)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
@@ -12,7 +13,7 @@
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev gdb binutils python3"
+libcapstone-dev gdb binutils python3 strace"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace" ;;

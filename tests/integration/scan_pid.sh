@@ -69,17 +69,39 @@ if ! have_ptrace; then
 	finish
 	exit
 fi
-# ptrace refuses zombies and kernel threads whatever the privilege: the message says which.
-zombie=$(python3 -c '
-import os, subprocess, sys, time
+# ptrace refuses zombies, kernel threads and processes another tracer holds, whatever the
+# privilege: scan and audit say which, in one line, with the parent or the tracer named.
+refusals=$(python3 -c '
+import os, re, subprocess, sys, time
+def run(cmd, pid):
+    r = subprocess.run([sys.argv[1], cmd, "--pid", str(pid)], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
 pid = os.fork()
 if pid == 0:
     os._exit(0)
 time.sleep(0.2)
-r = subprocess.run([sys.argv[1], "scan", "--pid", str(pid)], capture_output=True, text=True)
+me = open("/proc/self/comm").read().strip()
+for cmd in ("scan", "audit"):
+    rc, out, err = run(cmd, pid)
+    want = "rseqdbg: %s: cannot trace pid %d: it is a zombie (it exited; its parent %d (%s) has not reaped it)\n" % (cmd, pid, os.getpid(), me)
+    print("zombie", cmd, rc == 2 and out == "" and err == want or repr((rc, err, want)))
 os.waitpid(pid, 0)
-print(r.returncode, r.stderr.count("\n"), "zombie" in r.stderr, r.stdout == "")' "$RSEQDBG")
-check "zombie: exit 2, one line saying so" test "$zombie" = "2 1 True True"
+sleeper = subprocess.Popen(["sleep", "30"])
+tracer = subprocess.Popen(["strace", "-q", "-o", "/dev/null", "-p", str(sleeper.pid)])
+for _ in range(100):
+    if re.search(r"TracerPid:\s*%d\b" % tracer.pid, open("/proc/%d/status" % sleeper.pid).read()):
+        break
+    time.sleep(0.05)
+for cmd in ("scan", "audit"):
+    rc, out, err = run(cmd, sleeper.pid)
+    want = "rseqdbg: %s: cannot trace pid %d: already traced by PID %d (strace)\n" % (cmd, sleeper.pid, tracer.pid)
+    print("traced", cmd, rc == 2 and out == "" and err == want or repr((rc, err, want)))
+tracer.terminate(); tracer.wait(); sleeper.kill(); sleeper.wait()
+' "$RSEQDBG")
+for c in "zombie scan" "zombie audit" "traced scan" "traced audit"; do
+	got=$(grep "^$c " <<<"$refusals")
+	check "$c: exit 2, one line naming why" test "$got" = "$c True"
+done
 kthread=$(grep -l '^Kthread:[[:space:]]*1' /proc/[0-9]*/status 2>/dev/null | head -n 1 |
 	cut -d/ -f3)
 if have_root && [ -n "$kthread" ]; then
