@@ -1144,6 +1144,11 @@ bool elfscan_is_pie(const struct elfscan *es)
 	return es->ehdr.e_type == ET_DYN && ((es->dt_flags_1 & DF_1_PIE) || es->has_interp);
 }
 
+bool elfscan_has_interp(const struct elfscan *es)
+{
+	return es->has_interp;
+}
+
 uint32_t elfscan_sources(const struct elfscan *es)
 {
 	return es->sources;

@@ -111,6 +111,7 @@ int elfscan_class(const struct elfscan *es);		 /* 32 or 64 */
 bool elfscan_big_endian(const struct elfscan *es);
 uint16_t elfscan_type(const struct elfscan *es);    /* ET_EXEC, ET_DYN, ET_REL, ... */
 bool elfscan_is_pie(const struct elfscan *es);	    /* ET_DYN with DF_1_PIE or PT_INTERP */
+bool elfscan_has_interp(const struct elfscan *es);  /* PT_INTERP: not a static executable */
 uint32_t elfscan_sources(const struct elfscan *es); /* OR of enum elfscan_source found */
 /* Build-id as lowercase hex; NULL when the file has none. */
 const char *elfscan_build_id(const struct elfscan *es);

@@ -70,29 +70,16 @@ static void usage(FILE *f)
 
 /* --- locations ------------------------------------------------------------------------- */
 
-static void loc_of(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc)
-{
-	if (elfscan_symbolize(es, addr, loc))
-		memset(loc, 0, sizeof(*loc));
-}
-
+/* A location in a line of text: "func+0x12 (file.S:42)", or the address without a function. */
 static void print_where(struct elfscan *es, uint64_t addr, uint64_t bias)
 {
 	struct elfscan_loc loc;
+	char buf[RD_LOC_LEN];
 
-	loc_of(es, addr, &loc);
-	if (!loc.func) {
+	if (rd_symbolize(es, addr, &loc))
+		printf("%s", rd_loc_str(&loc, buf, sizeof(buf)));
+	else
 		printf("0x%" PRIx64, addr + bias);
-		return;
-	}
-	printf("%s", rd_safe(loc.func));
-	if (loc.func_off)
-		printf("+0x%" PRIx64, loc.func_off);
-	if (loc.file && loc.line > 0) {
-		const char *b = strrchr(loc.file, '/');
-
-		printf(" (%s:%d)", rd_safe(b ? b + 1 : loc.file), loc.line);
-	}
 }
 
 /* The place a finding is about: its section's start, else its own address. */
@@ -190,7 +177,7 @@ static void json_unit(struct jw *w, const struct unit *u)
 		const struct elfscan_cs *cs = elfscan_finding_cs(f);
 		struct elfscan_loc loc;
 
-		loc_of(u->es, finding_anchor(f), &loc);
+		rd_symbolize(u->es, finding_anchor(f), &loc);
 		jw_obj_open(w);
 		jw_kstr(w, "check", k->id);
 		jw_kstr(w, "severity", elfscan_severity_name(k->severity));
@@ -269,7 +256,7 @@ static void sarif_result(struct jw *w, const struct unit *u, const struct elfsca
 	for (size_t i = 0; i < elfscan_audit_nchecks(); i++)
 		if (elfscan_audit_check(i) == k)
 			idx = i;
-	loc_of(u->es, finding_anchor(f), &loc);
+	rd_symbolize(u->es, finding_anchor(f), &loc);
 	jw_obj_open(w);
 	jw_kstr(w, "ruleId", k->id);
 	jw_ku64(w, "ruleIndex", idx);

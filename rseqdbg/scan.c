@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,41 +84,15 @@ static const char *type_json(uint16_t type)
 	}
 }
 
-/* Whether the file asks for a program interpreter: an executable without one is static. */
-static bool has_interp(const char *path)
-{
-	bool found = false;
-	size_t n = 0;
-	Elf *elf;
-	int fd;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return true;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && !elf_getphdrnum(elf, &n)) {
-		for (size_t i = 0; i < n && !found; i++) {
-			GElf_Phdr ph;
-
-			found = gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP;
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return found;
-}
-
 static const char *type_text(struct elfscan *es)
 {
 	switch (elfscan_type(es)) {
 	case ET_EXEC:
-		return has_interp(elfscan_path(es)) ? "executable" : "static executable";
+		return elfscan_has_interp(es) ? "executable" : "static executable";
 	case ET_DYN:
 		if (!elfscan_is_pie(es))
 			return "shared object";
-		return has_interp(elfscan_path(es)) ? "PIE executable" : "static PIE executable";
+		return elfscan_has_interp(es) ? "PIE executable" : "static PIE executable";
 	case ET_REL: return "relocatable object";
 	case ET_CORE: return "core file";
 	default: return "ELF file of unknown type";

@@ -117,6 +117,12 @@ const char *rd_loc_str(const struct elfscan_loc *loc, char *buf, size_t len)
 	return buf;
 }
 
+const char *rd_modoff_str(const char *path, uint64_t off, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s+%#" PRIx64, rd_safe(base_name(path)), off);
+	return buf;
+}
+
 const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len)
 {
 	struct elfscan_loc loc;

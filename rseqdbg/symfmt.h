@@ -29,6 +29,9 @@ bool rd_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc);
  * path component. Returns buf. */
 const char *rd_loc_str(const struct elfscan_loc *loc, char *buf, size_t len);
 
+/* "libfoo.so+0x12": an offset in the module at path, for an address without a symbol. */
+const char *rd_modoff_str(const char *path, uint64_t off, char *buf, size_t len);
+
 /* rd_symbolize() + rd_loc_str() in one call. */
 const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len);
 

@@ -781,7 +781,6 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 	const struct pidmod *m = pidmod_find(pm, addr);
 	struct symfile *sf = m ? file_find(t, m->dev, m->ino) : NULL;
 	struct elfscan_loc loc;
-	const char *s;
 
 	if (!sf) {
 		snprintf(buf, len, "%#" PRIx64, addr);
@@ -789,9 +788,7 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 	}
 	if (rd_symbolize(sf->es, addr - m->bias, &loc))
 		return rd_loc_str(&loc, buf, len);
-	s = strrchr(sf->path, '/');
-	snprintf(buf, len, "%s+%#" PRIx64, rd_safe(s ? s + 1 : sf->path), addr - m->bias);
-	return buf;
+	return rd_modoff_str(sf->path, addr - m->bias, buf, len);
 }
 
 /* --- summary --------------------------------------------------------------- */
