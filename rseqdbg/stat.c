@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "tracer.h"
+#include "trace/tracer.h"
 
 static void usage(FILE *f)
 {

@@ -13,7 +13,7 @@
 
 #include "common.h"
 #include "symfmt.h"
-#include "tracer.h"
+#include "trace/tracer.h"
 
 #define MAX_FILTER 64
 
