@@ -115,7 +115,12 @@ $(BUILD)/rseqdbg: $(CLI_OBJS) $(BUILD)/libelfscan.a
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DFIXTURE_DIR='"$(CURDIR)/tests/fixtures"' $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< \
-		$(LIB_OBJS) -lcmocka $(LIBS)
+		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
+
+# Unit tests of the tool link the objects of the code under test.
+TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
+$(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
+$(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
 
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)

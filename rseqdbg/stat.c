@@ -41,7 +41,7 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	if (!rd.json) {
 		fprintf(out, "\nrseqdbg stat: %s (pid %d) exited with status %d\n", argv[0],
 			(int)pid, status);
-		rd_summary_print(t, &s, top, out);
+		rd_summary_print(&s, top, out);
 		fflush(out);
 		rd_summary_free(&s);
 		return 0;
@@ -59,7 +59,7 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	jw_arr_close(w);
 	jw_ku64(w, "pid", (uint64_t)pid);
 	jw_ki64(w, "exit_status", status);
-	rd_summary_json(t, &s, w, top);
+	rd_summary_json(&s, w, top);
 	jw_obj_close(w);
 	jw_end(w);
 	jw_free(w);

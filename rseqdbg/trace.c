@@ -319,13 +319,13 @@ static int print_summary(struct trace_ctx *c, int top, bool final)
 		jw_key(c->w, "summary");
 		jw_obj_open(c->w);
 		jw_kbool(c->w, "final", final);
-		rd_summary_json(c->t, &s, c->w, top);
+		rd_summary_json(&s, c->w, top);
 		jw_obj_close(c->w);
 		jw_obj_close(c->w);
 		jw_end(c->w);
 	} else {
 		printf("\n--- summary ---\n");
-		rd_summary_print(c->t, &s, top, stdout);
+		rd_summary_print(&s, top, stdout);
 		fflush(stdout);
 	}
 	/* Kept to give the next summary its rates over the interval. */

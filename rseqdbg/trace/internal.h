@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The tracer's state, shared by the files of rseqdbg/trace/ and no one else. */
+#ifndef RSEQDBG_TRACE_INTERNAL_H
+#define RSEQDBG_TRACE_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <capstone.h>
+
+#include "tracer.h"
+
+struct rseqtrace_bpf;
+struct ring_buffer;
+
+/* A file that holds sections, known by (dev, ino) so it stays usable after its process exits. */
+struct symfile {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+	struct elfscan *es;
+};
+
+/* A process' file mappings, kept after it exits. */
+struct pidmap {
+	pid_t pid;
+	size_t n;
+	struct pidmod {
+		uint64_t start, end, bias;
+		dev_t dev;
+		ino_t ino;
+	} *v;
+};
+
+struct seccache {
+	pid_t pid;
+	uint64_t start_ip;
+	struct rd_secinfo info;
+};
+
+struct rd_tracer {
+	struct rseqtrace_bpf *skel;
+	struct ring_buffer *rb;
+	enum rd_trace_mode mode;
+	int ncpus;
+	uint64_t t0_ns;	    /* monotonic ns at attach */
+	double mono_to_real; /* seconds to add to monotonic time */
+	rd_event_fn fn;
+	void *fn_ctx;
+	struct symfile *files;
+	size_t nfiles;
+	struct pidmap *pids;
+	size_t npids;
+	struct seccache *secs;
+	size_t nsecs;
+	csh cs_handle;	     /* insn.c */
+	uint16_t cs_machine; /* e_machine cs_handle was opened for, 0 when none */
+};
+
+/* Free what symbols.c and insn.c keep in t. */
+void rd_tracer_syms_free(struct rd_tracer *t);
+void rd_tracer_insn_free(struct rd_tracer *t);
+
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Sections and stack addresses symbolized: the files of traced processes, known by device and
+ * inode so that they stay usable after the process exits, and each process' mappings. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "internal.h"
+#include "procmaps.h"
+#include "symfmt.h"
+
+static struct symfile *file_find(struct rd_tracer *t, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].dev == dev && t->files[i].ino == ino)
+			return &t->files[i];
+	return NULL;
+}
+
+/* Takes ownership of es (closed on failure). */
+static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const char *path,
+				struct elfscan *es)
+{
+	struct symfile *v = realloc(t->files, (t->nfiles + 1) * sizeof(*v));
+	char *p;
+
+	if (v)
+		t->files = v;
+	p = v ? strdup(path) : NULL;
+	if (!p) {
+		elfscan_close(es);
+		return NULL;
+	}
+	v[t->nfiles] = (struct symfile){ .dev = dev, .ino = ino, .path = p, .es = es };
+	return &v[t->nfiles++];
+}
+
+static struct pidmap *pid_find(struct rd_tracer *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->npids; i++)
+		if (t->pids[i].pid == pid)
+			return &t->pids[i];
+	return NULL;
+}
+
+void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
+{
+	struct elfscan_opts opts = { .sz = sizeof(opts) };
+	struct rd_modules mods;
+	struct pidmap *pm = pid_find(t, pid);
+
+	if (rd_modules_load(pid, &opts, &mods))
+		return;
+	if (!pm) {
+		struct pidmap *v = realloc(t->pids, (t->npids + 1) * sizeof(*v));
+
+		if (!v)
+			goto out;
+		t->pids = v;
+		pm = &v[t->npids++];
+		memset(pm, 0, sizeof(*pm));
+		pm->pid = pid;
+	}
+	free(pm->v);
+	pm->n = 0;
+	pm->v = calloc(mods.n ? mods.n : 1, sizeof(*pm->v));
+	if (!pm->v)
+		goto out;
+	for (size_t i = 0; i < mods.n; i++) {
+		struct rd_module *m = &mods.v[i];
+
+		pm->v[pm->n++] = (struct pidmod){ .start = m->start, .end = m->end, .bias = m->bias,
+						  .dev = m->dev, .ino = m->ino };
+		if (m->es && !file_find(t, m->dev, m->ino)) {
+			file_add(t, m->dev, m->ino, m->path, m->es);
+			m->es = NULL; /* now the tracer's */
+		}
+	}
+out:
+	rd_modules_free(&mods);
+}
+
+void rd_tracer_learn_file(struct rd_tracer *t, const char *path)
+{
+	struct elfscan_opts opts = { .sz = sizeof(opts) };
+	struct elfscan *es;
+	struct stat st;
+
+	if (stat(path, &st) || file_find(t, st.st_dev, st.st_ino))
+		return;
+	if (elfscan_open(path, &opts, &es))
+		return;
+	file_add(t, st.st_dev, st.st_ino, path, es);
+}
+
+static const struct pidmod *pidmod_find(const struct pidmap *pm, uint64_t addr)
+{
+	for (size_t i = 0; pm && i < pm->n; i++)
+		if (addr >= pm->v[i].start && addr < pm->v[i].end)
+			return &pm->v[i];
+	return NULL;
+}
+
+/* Link-time address of runtime addr in pid, through the process' mappings. */
+static struct symfile *resolve_by_maps(struct rd_tracer *t, pid_t pid, uint64_t addr,
+				       uint64_t *link)
+{
+	struct pidmap *pm = pid_find(t, pid);
+	const struct pidmod *m = pidmod_find(pm, addr);
+	struct symfile *sf;
+
+	if (!m) {
+		rd_tracer_learn_pid(t, pid);
+		m = pidmod_find(pid_find(t, pid), addr);
+	}
+	if (!m)
+		return NULL;
+	sf = file_find(t, m->dev, m->ino);
+	if (sf)
+		*link = addr - m->bias;
+	return sf;
+}
+
+const struct rd_secinfo *rd_tracer_section(struct rd_tracer *t, pid_t pid, uint64_t start_ip,
+					   uint64_t kdev, uint64_t ino, uint64_t file_off)
+{
+	struct seccache *c = NULL, *v;
+	struct symfile *sf = NULL;
+	uint64_t link = 0;
+
+	for (size_t i = 0; i < t->nsecs; i++)
+		if (t->secs[i].pid == pid && t->secs[i].start_ip == start_ip)
+			c = &t->secs[i];
+	if (c && c->info.es)
+		return &c->info;
+	if (ino) {
+		/* The kernel numbers devices major << 20 | minor. */
+		dev_t dev = makedev((unsigned int)(kdev >> 20), (unsigned int)(kdev & 0xfffff));
+
+		sf = file_find(t, dev, ino);
+		if (!sf) {
+			rd_tracer_learn_pid(t, pid);
+			sf = file_find(t, dev, ino);
+		}
+		if (sf && elfscan_offset_to_addr(sf->es, file_off, &link))
+			sf = NULL;
+	}
+	if (!sf)
+		sf = resolve_by_maps(t, pid, start_ip, &link);
+	if (!c) {
+		v = realloc(t->secs, (t->nsecs + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		t->secs = v;
+		c = &v[t->nsecs++];
+		memset(c, 0, sizeof(*c));
+		c->pid = pid;
+		c->start_ip = start_ip;
+	}
+	if (sf) {
+		c->info.es = sf->es;
+		c->info.module = sf->path;
+		c->info.link_start = link;
+		rd_symbolize(sf->es, link, &c->info.loc);
+	}
+	return &c->info;
+}
+
+const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	struct pidmap *pm = pid_find(t, pid);
+	const struct pidmod *m = pidmod_find(pm, addr);
+	struct symfile *sf = m ? file_find(t, m->dev, m->ino) : NULL;
+	struct elfscan_loc loc;
+
+	if (!sf) {
+		snprintf(buf, len, "%#" PRIx64, addr);
+		return buf;
+	}
+	if (rd_symbolize(sf->es, addr - m->bias, &loc))
+		return rd_loc_str(&loc, buf, len);
+	return rd_modoff_str(sf->path, addr - m->bias, buf, len);
+}
+
+void rd_tracer_syms_free(struct rd_tracer *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		free(t->files[i].path);
+		elfscan_close(t->files[i].es);
+	}
+	free(t->files);
+	for (size_t i = 0; i < t->npids; i++)
+		free(t->pids[i].v);
+	free(t->pids);
+	free(t->secs);
+}
