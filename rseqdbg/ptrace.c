@@ -684,3 +684,15 @@ int rd_pid_error(pid_t pid, int err)
 				(int)pid, strerror(EPERM));
 	return rd_error("cannot trace pid %d: %s", (int)pid, strerror(-err));
 }
+
+int rd_debugger_ancestor(pid_t pid)
+{
+	struct proc_status ps;
+
+	proc_status(pid, &ps);
+	for (pid_t a = getppid(); ps.tracer && a > 1; a = parent_of(a)) {
+		if (a == ps.tracer)
+			return a;
+	}
+	return 0;
+}

@@ -68,6 +68,9 @@ extern volatile sig_atomic_t rd_pt_quit;
  * process, this process, a zombie, a kernel thread, already traced by another, or the
  * privilege missing. Returns EXIT_ERROR. */
 int rd_pid_error(pid_t pid, int err);
+/* The debugger that traces pid when it runs this rseqdbg (gdb's extension asking about the
+ * process it debugs, directly or through a shell), else 0. */
+int rd_debugger_ancestor(pid_t pid);
 
 void rd_tracee_init(struct rd_tracee *tr);
 void rd_tracee_free(struct rd_tracee *tr);

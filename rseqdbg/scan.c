@@ -520,6 +520,7 @@ struct thread {
 	const struct rd_module *in_mod;
 	const struct elfscan_cs *in_cs; /* NULL when only the armed descriptor covers the IP */
 	uint64_t in_start, in_post, in_abort;
+	int traced_by; /* a debugger holds the thread: not inspected */
 };
 
 /* The instruction pointer of a stopped thread; the only architecture-specific code here. */
@@ -706,6 +707,10 @@ static void print_thread_text(const struct thread *t, const struct rd_modules *m
 	size_t bad, total;
 
 	printf("  tid %d", (int)t->tid);
+	if (t->traced_by) {
+		printf("  not inspected: traced by pid %d\n", t->traced_by);
+		return;
+	}
 	if (t->cfg_err == -EIO) {
 		printf("  rseq configuration unknown (PTRACE_GET_RSEQ_CONFIGURATION needs "
 		       "Linux 5.13)\n");
@@ -828,7 +833,7 @@ static int scan_pid(const struct scan_opts *o)
 	struct view *views = NULL;
 	struct stat st;
 	char path[64];
-	int err, ret = EXIT_OK;
+	int err, debugger, ret = EXIT_OK;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
 	if (o->pid <= 0 || stat(path, &st))
@@ -841,7 +846,18 @@ static int scan_pid(const struct scan_opts *o)
 		ret = rd_pid_error(o->pid, err);
 		goto out;
 	}
+	/* The debugger that runs us holds the threads: the modules are what it asks for. */
+	debugger = rd_debugger_ancestor(o->pid);
+	if (debugger)
+		rd_warn("pid %d is traced by pid %d, which runs this rseqdbg: its threads are not "
+			"inspected",
+			(int)o->pid, debugger);
 	for (size_t i = 0; i < nthreads; i++) {
+		if (debugger) {
+			threads[i].traced_by = debugger;
+			threads[i].cfg_err = threads[i].area_err = threads[i].ip_err = -EBUSY;
+			continue;
+		}
 		err = thread_inspect(&threads[i], o->pid, &mods);
 		/* A thread that exited meanwhile is simply gone. */
 		if (err == -ESRCH) {
