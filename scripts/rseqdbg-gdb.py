@@ -21,10 +21,12 @@ through, then report:
 The extension also warns when gdb stops inside a section (resuming will abort it) and when a
 breakpoint is set inside one (each hit aborts the section, which then never completes).
 
-Sections come from `rseqdbg scan --json FILE` on each object file (rseqdbg is found through
-$RSEQDBG, then PATH, then the build directory next to this script), moved by each object's
-load bias, and from the descriptor the thread's rseq area points to at the moment. Without
-rseqdbg the extension reads the __rseq_cs sections from the inferior's memory instead.
+Sections come from rseqdbg, which decodes the tables, relocates them and finds each module's
+load bias: `rseqdbg scan --pid PID --json` once the program runs, `rseqdbg scan --json FILE`
+on each object file before; and from the descriptor the thread's rseq area points to at the
+moment. rseqdbg is $RSEQDBG, else the one installed or built beside this script, else the
+first in PATH. Without a working rseqdbg the extension reads the __rseq_cs sections from the
+inferior's memory instead, and says so.
 Settings: `set rseq verbose on|off` prints each step-over's breakpoints; `set rseq timeout
 SECONDS` bounds a step-over (an exit that decoding cannot see, such as an indirect jump, ends
 it by interrupting the thread; default 2).
@@ -54,18 +56,17 @@ RSEQ_AREA_CS = 8
 
 
 def _find_rseqdbg():
+    """$RSEQDBG, else the rseqdbg installed (PREFIX/bin) or built (build/) beside this
+    script, else the first in PATH; None when there is none."""
     cand = os.environ.get("RSEQDBG")
-    if cand and os.access(cand, os.X_OK):
-        return cand
-    cand = shutil.which("rseqdbg")
     if cand:
-        return cand
+        return cand if os.access(cand, os.X_OK) else None
     here = os.path.dirname(os.path.realpath(__file__))
-    for rel in ("../build/rseqdbg", "../../../bin/rseqdbg"):
+    for rel in ("../../../bin/rseqdbg", "../build/rseqdbg"):
         cand = os.path.normpath(os.path.join(here, rel))
         if os.access(cand, os.X_OK):
             return cand
-    return None
+    return shutil.which("rseqdbg")
 
 
 class Section:
@@ -129,72 +130,11 @@ def _symbol(addr):
     return " <%s%s>" % (m.group(1), "+" + m.group(2) if m.group(2) else "")
 
 
-def _elf_load_segments(path):
-    """(p_offset, p_vaddr) of each PT_LOAD of an ELF file, read from its program headers."""
-    with open(path, "rb") as f:
-        ident = f.read(64)
-        if len(ident) < 52 or ident[:4] != b"\x7fELF":
-            return []
-        is64 = ident[4] == 2
-        end = "<" if ident[5] == 1 else ">"
-        if is64:
-            phoff, = struct.unpack_from(end + "Q", ident, 32)
-            phentsize, phnum = struct.unpack_from(end + "HH", ident, 54)
-        else:
-            phoff, = struct.unpack_from(end + "I", ident, 28)
-            phentsize, phnum = struct.unpack_from(end + "HH", ident, 42)
-        f.seek(phoff)
-        raw = f.read(phentsize * phnum)
-    segs = []
-    for i in range(phnum):
-        ent = raw[i * phentsize:(i + 1) * phentsize]
-        if is64:
-            p_type, _, p_offset, p_vaddr = struct.unpack_from(end + "IIQQ", ent, 0)
-        else:
-            p_type, p_offset, p_vaddr = struct.unpack_from(end + "III", ent, 0)
-        if p_type == 1:
-            segs.append((p_offset, p_vaddr))
-    return segs
-
-
-def _proc_maps(pid):
-    maps = []
-    try:
-        with open("/proc/%d/maps" % pid) as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) < 6:
-                    continue
-                lo, _ = parts[0].split("-")
-                maps.append((int(lo, 16), int(parts[2], 16), parts[5].strip()))
-    except OSError:
-        pass
-    return maps
-
-
-def _load_bias(path, pid, maps):
-    """Runtime address minus file address for the object at path in process pid."""
-    if not pid:
-        return 0  # before the program runs gdb shows file addresses
-    real = os.path.realpath(path)
-    try:
-        segs = _elf_load_segments(real)
-    except OSError:
-        return None
-    for start, offset, mpath in maps:
-        if mpath != real and os.path.realpath(mpath) != real:
-            continue
-        for p_offset, p_vaddr in segs:
-            if p_offset & ~0xFFF == offset:
-                return start - (p_vaddr & ~0xFFF)
-    return None
-
-
 class Registry:
     """The sections of the inferior, rebuilt when objects are loaded or the process changes."""
 
     def __init__(self):
-        self.file_cache = {}  # (realpath, mtime, size) -> list of file-address dicts
+        self.file_cache = {}  # (realpath, mtime, size) -> sections of the file, file addresses
         self.sections = None
         self.pid = None
         self.warned = set()
@@ -204,41 +144,45 @@ class Registry:
         self.sections = None
         _AREAS.clear()
 
+    def _warn_once(self, key, why):
+        if key not in self.warned:
+            self.warned.add(key)
+            gdb.write("rseq: %s; reading __rseq_cs from memory\n" % why, gdb.STDERR)
+
+    def _scan(self, args, what):
+        """rseqdbg scan ARGS --json, parsed; None (and a warning once) when it fails."""
+        if not self.rseqdbg:
+            env = os.environ.get("RSEQDBG")
+            self._warn_once(None, "RSEQDBG=%s is not an executable" % env if env else
+                            "rseqdbg not found beside this script nor in PATH (set RSEQDBG "
+                            "to its path)")
+            return None
+        res = None
+        try:
+            res = subprocess.run([self.rseqdbg, "scan"] + args + ["--json"],
+                                 capture_output=True, text=True, timeout=60)
+            doc = json.loads(res.stdout) if res.stdout.strip() else {}
+        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+            doc = {"error": str(e)}
+        if res is None or res.returncode != 0 or "error" in doc:
+            why = doc.get("error") or (res.stderr.strip() if res else "") or "no output"
+            self._warn_once(what, "rseqdbg scan %s failed (%s)" % (what, why))
+            return None
+        return doc
+
     def _scan_file(self, path):
+        """The sections of an object file at its file addresses, or None."""
         real = os.path.realpath(path)
         try:
             st = os.stat(real)
         except OSError:
             return None
         key = (real, st.st_mtime_ns, st.st_size)
-        if key in self.file_cache:
-            return self.file_cache[key]
-        if not self.rseqdbg:
-            return None
-        try:
-            res = subprocess.run([self.rseqdbg, "scan", "--json", real], capture_output=True,
-                                 text=True, timeout=60)
-            doc = json.loads(res.stdout) if res.stdout.strip() else {}
-        except (OSError, ValueError, subprocess.TimeoutExpired) as e:
-            doc = {"error": str(e)}
-        if "files" not in doc:
-            why = doc.get("error") or res.stderr.strip() or "no output"
-            if real not in self.warned:
-                self.warned.add(real)
-                gdb.write("rseq: rseqdbg scan %s failed (%s); reading __rseq_cs from memory\n"
-                          % (real, why), gdb.STDERR)
-            self.file_cache[key] = None
-            return None
-        found = []
-        for fobj in doc["files"]:
-            for s in fobj.get("sections", []):
-                found.append({
-                    "start": s["start_ip"], "post_commit": s["post_commit_ip"],
-                    "abort": s["abort_ip"],
-                    "exits": [e["exit_ip"] for e in s.get("exit_points", [])],
-                })
-        self.file_cache[key] = found
-        return found
+        if key not in self.file_cache:
+            doc = self._scan([real], real)
+            self.file_cache[key] = None if doc is None else [
+                s for f in doc.get("files", []) for s in f.get("sections", [])]
+        return self.file_cache[key]
 
     def _objfiles(self):
         seen = set()
@@ -275,11 +219,9 @@ class Registry:
                 ver, flags, start, pco, abort = struct.unpack_from("<IIQQQ", mem, off)
                 if ver or flags or not start or not pco:
                     continue
-                found.append({"start": start, "post_commit": start + pco, "abort": abort,
-                              "exits": []})
-        for s in found:
-            s["exits"] = [e for st, e in exits if st == s["start"]]
-        return found, True
+                found.append((start, start + pco, abort))
+        return [Section(start, post, abort, [e for st, e in exits if st == start],
+                        *_loc_name(start), module) for start, post, abort in found]
 
     def _main_file(self):
         prog = gdb.current_progspace().filename
@@ -290,24 +232,21 @@ class Registry:
         pid = inf.pid if inf and inf.is_valid() else 0
         if self.sections is not None and self.pid == pid:
             return self.sections
-        maps = _proc_maps(pid) if pid else []
-        sections = []
-        for path in self._objfiles():
-            found = self._scan_file(path)
-            runtime = False
-            if found is None:
-                if not pid:
-                    continue
-                found, runtime = self._from_memory(path)
-            bias = 0 if runtime else _load_bias(path, pid, maps)
-            if bias is None:
-                continue
-            for s in found:
-                start = s["start"] + bias
-                func, file, line = _loc_name(start)
-                sections.append(Section(start, s["post_commit"] + bias, s["abort"] + bias,
-                                        [e + bias for e in s["exits"]], func, file, line,
-                                        path))
+        if pid:
+            # Run-time addresses: rseqdbg finds each module's load bias.
+            doc = self._scan(["--pid", str(pid)], "--pid %d" % pid)
+            tables = None if doc is None else [
+                (m["path"], s) for m in doc.get("modules", []) for s in m.get("sections", [])]
+        else:
+            # Before the program runs gdb shows file addresses.
+            tables = []
+            for path in self._objfiles():
+                found = self._scan_file(path)
+                tables += [(path, s) for s in found or []]
+        if tables is None:
+            sections = [s for path in self._objfiles() for s in self._from_memory(path)]
+        else:
+            sections = [_section(module, s) for module, s in tables]
         sections.sort(key=lambda s: s.start)
         self.sections, self.pid = sections, pid
         return sections
@@ -319,6 +258,14 @@ class Registry:
         if thread_desc and thread_desc.contains(addr):
             return thread_desc
         return None
+
+
+def _section(module, s):
+    """A Section from one section of rseqdbg scan's JSON."""
+    loc = s.get("start") or {}
+    return Section(s["start_ip"], s["post_commit_ip"], s["abort_ip"],
+                   [e["exit_ip"] for e in s.get("exit_points", [])], loc.get("function"),
+                   loc.get("file"), loc.get("line"), module)
 
 
 REG = Registry()
@@ -729,7 +676,8 @@ class RseqInfo(gdb.Command):
 
 Each line: function, start, post_commit and abort addresses, exit points from the table,
 branches leaving the section found by decoding it (while the program runs), source location
-and object. Sections come from `rseqdbg scan --json` on each object file plus its load bias."""
+and object. Sections come from `rseqdbg scan --pid PID --json` (before the program runs,
+`rseqdbg scan --json FILE` on each object file)."""
 
     def __init__(self):
         super().__init__("rseq info", gdb.COMMAND_STATUS)
