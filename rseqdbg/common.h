@@ -34,6 +34,12 @@ int rd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * ("rseqdbg: <cmd>: PATH: msg"; msg may start with "PATH: " already) and in JSON mode an
  * entry {"path", "error"} of the files array being written, not a document of its own. */
 void rd_file_error(const char *path, const char *msg);
+/* The one error convention of the tool, as in libelfscan: below the commands, a function
+ * returns 0 or -errno and leaves what went wrong, naming the object, in rd_errmsg(); only a
+ * command reports, once, through rd_error(). */
+void rd_seterr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The last message set in this thread ("" when none). */
+const char *rd_errmsg(void);
 /* A warning on stderr (never on stdout). */
 void rd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

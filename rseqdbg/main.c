@@ -78,6 +78,22 @@ void rd_file_error(const char *path, const char *msg)
 	}
 }
 
+static __thread char errmsg[512];
+
+void rd_seterr(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+}
+
+const char *rd_errmsg(void)
+{
+	return errmsg;
+}
+
 void rd_warn(const char *fmt, ...)
 {
 	char msg[1024];

@@ -67,7 +67,7 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	return 0;
 }
 
-int cmd_stat(int argc, char **argv)
+static int parse_opts(int argc, char **argv, const char **output, unsigned long long *top)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -75,32 +75,65 @@ int cmd_stat(int argc, char **argv)
 		{ 0 },
 	};
 	static const struct rd_cmdline cl = { "+o:", longopts, usage };
+	int c;
+
+	while ((c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
+		switch (c) {
+		case 'o':
+			*output = optarg;
+			break;
+		case 'T':
+			if (!rd_parse_u64(optarg, top) || *top > 1000000)
+				return rd_error("--top: '%s' is not a count", optarg);
+			break;
+		default:
+			return c;
+		}
+	}
+	if (optind >= argc)
+		return rd_error("no command to run (usage: rseqdbg stat [OPTIONS] -- CMD [ARGS...])");
+	return 0;
+}
+
+/* Poll until the command exits; *status is its exit status. */
+static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
+{
+	int ret, st;
+
+	for (;;) {
+		ret = rd_tracer_poll(t, 100, NULL, NULL);
+		if (ret < 0) {
+			kill(pid, SIGTERM);
+			waitpid(pid, &st, 0);
+			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
+		}
+		if (rd_tracer_stop) {
+			/* Ctrl-C reaches the whole foreground group; a plain SIGTERM to us is
+			 * passed on so that the command still ends and the summary is printed. */
+			kill(pid, rd_tracer_stop);
+			rd_tracer_stop = 0;
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			*status = rd_wait_status(st);
+			return 0;
+		}
+	}
+}
+
+int cmd_stat(int argc, char **argv)
+{
 	struct rd_tracer_opts o = { .follow_forks = true };
 	struct rd_child child = { .go_fd = -1, .err_fd = -1 };
 	const char *output = NULL, *missing;
 	struct rd_tracer *t = NULL;
 	struct rd_features f;
-	char err[512];
 	unsigned long long top = 0;
 	FILE *out = stderr;
-	int c, ret, status = 0, code;
-	bool exited = false;
+	int ret, status = 0, code;
 
-	while ((c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'T':
-			if (!rd_parse_u64(optarg, &top) || top > 1000000)
-				return rd_error("--top: '%s' is not a count", optarg);
-			break;
-		default:
-			return rd_opt_exit(c);
-		}
-	}
-	if (optind >= argc)
-		return rd_error("no command to run (usage: rseqdbg stat [OPTIONS] -- CMD [ARGS...])");
+	ret = parse_opts(argc, argv, &output, &top);
+	if (ret)
+		return ret < 0 ? rd_opt_exit(ret) : ret;
 	missing = rd_tracer_privilege_missing();
 	if (missing)
 		return rd_error("%s", missing);
@@ -113,55 +146,15 @@ int cmd_stat(int argc, char **argv)
 		if (!out)
 			return rd_error("cannot write %s: %s", output, strerror(errno));
 	}
-
-	ret = rd_child_spawn(argv + optind, &child);
+	ret = rd_tracer_start(&o, &f, argv + optind, &child, &t);
 	if (ret) {
-		code = rd_error("cannot start %s: %s", argv[optind], strerror(-ret));
+		rd_error("%s", rd_errmsg());
+		code = ret > 0 ? 127 : EXIT_ERROR;
 		goto out;
 	}
-	ret = rd_tracer_open(&o, &f, &t, err, sizeof(err));
-	if (!ret)
-		ret = rd_tracer_add_pid(t, child.pid);
-	if (!ret)
-		ret = rd_tracer_attach(t, err, sizeof(err));
-	if (ret) {
-		rd_child_abort(&child);
-		code = rd_error("%s", err);
+	code = wait_command(t, child.pid, &status);
+	if (code)
 		goto out;
-	}
-	rd_tracer_signals();
-	ret = rd_child_release(&child);
-	if (ret) {
-		waitpid(child.pid, &status, 0);
-		rd_error("cannot run %s: %s", argv[optind], strerror(-ret));
-		code = 127;
-		goto out;
-	}
-	rd_tracer_learn_pid(t, child.pid);
-
-	while (!exited) {
-		int st;
-		pid_t p;
-
-		ret = rd_tracer_poll(t, 100, NULL, NULL);
-		if (ret < 0) {
-			kill(child.pid, SIGTERM);
-			waitpid(child.pid, &st, 0);
-			code = rd_error("polling the ring buffer failed: %s", strerror(-ret));
-			goto out;
-		}
-		if (rd_tracer_stop) {
-			/* Ctrl-C reaches the whole foreground group; a plain SIGTERM to us is
-			 * passed on so that the command still ends and the summary is printed. */
-			kill(child.pid, rd_tracer_stop);
-			rd_tracer_stop = 0;
-		}
-		p = waitpid(child.pid, &st, WNOHANG);
-		if (p == child.pid) {
-			status = rd_wait_status(st);
-			exited = true;
-		}
-	}
 	rd_tracer_poll(t, 0, NULL, NULL);
 	code = write_summary(t, out, argv + optind, child.pid, status, (int)top);
 	if (!code)

@@ -13,27 +13,10 @@
 
 #include "common.h"
 #include "symfmt.h"
+#include "trace/output.h"
 #include "trace/tracer.h"
 
 #define MAX_FILTER 64
-
-struct folded {
-	char *stack;
-	uint64_t count;
-};
-
-struct trace_ctx {
-	struct rd_tracer *t;
-	struct jw *w;
-	bool summary; /* --summary: no live lines */
-	bool stack;
-	bool folded;
-	struct folded *fold;
-	size_t nfold, capfold;
-	uint64_t events;
-	struct rd_summary prev; /* the last summary printed */
-	bool have_prev;
-};
 
 static void usage(FILE *f)
 {
@@ -106,242 +89,6 @@ static bool parse_seconds(const char *s, double *v)
 	return !errno && end != s && !*end && *v > 0 && *v < 1e7;
 }
 
-static const char *event_name(uint32_t type)
-{
-	switch (type) {
-	case RT_EV_ABORT:
-		return "abort";
-	case RT_EV_MIGRATE:
-		return "migrate";
-	case RT_EV_UPDATE:
-		return "cpu_id";
-	case RT_EV_SIGNAL:
-		return "signal";
-	default:
-		return "?";
-	}
-}
-
-static void fold_add(struct trace_ctx *c, const struct rt_event *e)
-{
-	char buf[4096], sym[RD_LOC_LEN];
-	size_t n;
-
-	n = (size_t)snprintf(buf, sizeof(buf), "%s", rd_safe(e->comm));
-	/* Outermost frame first, as flame graph tools expect. */
-	for (uint32_t i = e->nstack; i-- > 0 && n < sizeof(buf);) {
-		if (!e->stack[i])
-			continue;
-		rd_tracer_sym(c->t, e->pid, e->stack[i], sym, sizeof(sym));
-		for (char *p = sym; *p; p++)
-			if (*p == ';' || *p == ' ')
-				*p = '_';
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, ";%s", sym);
-	}
-	for (size_t i = 0; i < c->nfold; i++) {
-		if (!strcmp(c->fold[i].stack, buf)) {
-			c->fold[i].count++;
-			return;
-		}
-	}
-	if (c->nfold == c->capfold) {
-		size_t cap = c->capfold ? 2 * c->capfold : 64;
-		struct folded *v = realloc(c->fold, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		c->fold = v;
-		c->capfold = cap;
-	}
-	c->fold[c->nfold].stack = strdup(buf);
-	if (c->fold[c->nfold].stack)
-		c->fold[c->nfold++].count = 1;
-}
-
-static void print_abort_plain(struct trace_ctx *c, const struct rt_event *e,
-			      const struct rd_secinfo *si, const char *insn)
-{
-	char loc[RD_LOC_LEN];
-
-	if (si && si->loc.func)
-		rd_loc_str(&si->loc, loc, sizeof(loc));
-	else
-		snprintf(loc, sizeof(loc), "%#" PRIx64, (uint64_t)e->a1);
-	printf("section %s +%#" PRIx64 " cause=%s insn=\"%s\"\n", loc, (uint64_t)(e->a0 - e->a1),
-	       rd_cause_name(e->cause), insn);
-}
-
-static void json_abort(struct trace_ctx *c, const struct rt_event *e, const struct rd_secinfo *si,
-		       const char *insn)
-{
-	struct jw *w = c->w;
-	const struct elfscan_loc *l = si ? &si->loc : NULL;
-
-	jw_key(w, "section");
-	jw_obj_open(w);
-	jw_kstr(w, "function", l ? l->func : NULL);
-	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
-	jw_key(w, "line");
-	if (l && l->line > 0)
-		jw_u64(w, (uint64_t)l->line);
-	else
-		jw_null(w);
-	jw_kstr(w, "module", si ? si->module : NULL);
-	jw_ku64(w, "start_ip", e->a1);
-	jw_ku64(w, "post_commit_offset", e->a2);
-	jw_ku64(w, "abort_ip", e->a3);
-	jw_obj_close(w);
-	jw_ku64(w, "ip", e->a0);
-	jw_ku64(w, "offset", e->a0 - e->a1);
-	jw_kstr(w, "insn", insn);
-	jw_kstr(w, "cause", rd_cause_name(e->cause));
-	jw_ku64(w, "marks", e->marks & 0xff);
-	jw_ku64(w, "pending_marks", e->marks >> 8);
-	if (!(e->kmask & RT_KEV_VALID)) {
-		jw_ku64(w, "kernel_event_mask", e->kmask);
-		return;
-	}
-	/* 6.19+: what task_struct.rseq.event held at the abort. */
-	jw_key(w, "kernel_events");
-	jw_obj_open(w);
-	jw_kbool(w, "sched_switch", e->kmask & RT_KEV_SCHED_SWITCH);
-	jw_kbool(w, "ids_changed", e->kmask & RT_KEV_IDS_CHANGED);
-	jw_kbool(w, "user_irq", e->kmask & RT_KEV_USER_IRQ);
-	jw_obj_close(w);
-}
-
-static int on_event(void *ctx, const struct rt_event *e)
-{
-	struct trace_ctx *c = ctx;
-	const struct rd_secinfo *si = NULL;
-	char insn[128] = "", sym[RD_LOC_LEN];
-	double wall = rd_tracer_walltime(c->t, e->ts);
-
-	c->events++;
-	if (e->type == RT_EV_ABORT) {
-		si = rd_tracer_section_of(c->t, e->pid, e->a1);
-		if (c->folded)
-			fold_add(c, e);
-		if (c->summary || c->folded)
-			return 0;
-		rd_tracer_insn(c->t, si, e->a1, e->a0, insn, sizeof(insn));
-	} else if (c->summary || c->folded) {
-		return 0;
-	}
-	if (rd.json) {
-		struct jw *w = c->w;
-
-		jw_obj_open(w);
-		jw_ku64(w, "time_ns", (uint64_t)(wall * 1e6) * 1000);
-		jw_ku64(w, "pid", e->pid);
-		jw_ku64(w, "tid", e->tid);
-		jw_kstr(w, "comm", e->comm);
-		jw_ku64(w, "cpu", e->cpu);
-		jw_kstr(w, "event", event_name(e->type));
-		switch (e->type) {
-		case RT_EV_ABORT:
-			json_abort(c, e, si, insn);
-			if (c->stack) {
-				jw_key(w, "stack");
-				jw_arr_open(w);
-				for (uint32_t i = 0; i < e->nstack && i < RT_MAX_STACK && e->stack[i];
-				     i++) {
-					jw_obj_open(w);
-					jw_ku64(w, "addr", e->stack[i]);
-					jw_kstr(w, "symbol", rd_tracer_sym(c->t, e->pid, e->stack[i],
-									 sym, sizeof(sym)));
-					jw_obj_close(w);
-				}
-				jw_arr_close(w);
-			}
-			break;
-		case RT_EV_MIGRATE:
-			jw_ku64(w, "from_cpu", e->a0);
-			jw_ku64(w, "to_cpu", e->a1);
-			break;
-		case RT_EV_UPDATE:
-			jw_ku64(w, "cpu_id", e->a0);
-			jw_ku64(w, "node_id", e->a1);
-			jw_ku64(w, "mm_cid", e->a2);
-			break;
-		case RT_EV_SIGNAL:
-			jw_ku64(w, "signal", e->a0);
-			break;
-		}
-		jw_obj_close(w);
-		jw_end(w);
-		return 0;
-	}
-	{
-		time_t sec = (time_t)wall;
-		struct tm tm;
-		char tbuf[32], who[48];
-
-		localtime_r(&sec, &tm);
-		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
-		snprintf(who, sizeof(who), "%u/%u", e->pid, e->tid);
-		printf("%s.%06d %-15s %-16.16s %3u %-8s ", tbuf, (int)((wall - (double)sec) * 1e6),
-		       who, rd_safe(e->comm), e->cpu, event_name(e->type));
-	}
-	switch (e->type) {
-	case RT_EV_ABORT:
-		print_abort_plain(c, e, si, insn);
-		for (uint32_t i = 0; c->stack && i < e->nstack && i < RT_MAX_STACK && e->stack[i];
-		     i++)
-			printf("        %#018" PRIx64 " %s\n", (uint64_t)e->stack[i],
-			       rd_tracer_sym(c->t, e->pid, e->stack[i], sym, sizeof(sym)));
-		break;
-	case RT_EV_MIGRATE:
-		printf("cpu %" PRIu64 " -> %" PRIu64 "\n", (uint64_t)e->a0, (uint64_t)e->a1);
-		break;
-	case RT_EV_UPDATE:
-		printf("cpu_id=%" PRIu64 " node_id=%" PRIu64 " mm_cid=%" PRIu64 "\n",
-		       (uint64_t)e->a0, (uint64_t)e->a1, (uint64_t)e->a2);
-		break;
-	case RT_EV_SIGNAL:
-		printf("%s\n", strsignal((int)e->a0));
-		break;
-	}
-	return 0;
-}
-
-static int print_summary(struct trace_ctx *c, int top, bool final)
-{
-	struct rd_summary s;
-	int err = rd_tracer_summary(c->t, &s);
-
-	if (err)
-		return rd_error("reading the BPF maps failed: %s", strerror(-err));
-	if (c->have_prev)
-		rd_summary_since(&s, &c->prev);
-	if (rd.json) {
-		jw_obj_open(c->w);
-		jw_key(c->w, "summary");
-		jw_obj_open(c->w);
-		jw_kbool(c->w, "final", final);
-		rd_summary_json(&s, c->w, top);
-		jw_obj_close(c->w);
-		jw_obj_close(c->w);
-		jw_end(c->w);
-	} else {
-		printf("\n--- summary ---\n");
-		rd_summary_print(&s, top, stdout);
-		fflush(stdout);
-	}
-	/* Kept to give the next summary its rates over the interval. */
-	rd_summary_free(&c->prev);
-	c->prev = s;
-	c->have_prev = true;
-	return 0;
-}
-
-static void print_folded(struct trace_ctx *c)
-{
-	for (size_t i = 0; i < c->nfold; i++)
-		printf("%s %" PRIu64 "\n", c->fold[i].stack, c->fold[i].count);
-	fflush(stdout);
-}
-
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -388,7 +135,7 @@ enum { O_COMM = 256, O_CGROUP, O_EVENTS, O_SUMMARY, O_INTERVAL, O_DURATION, O_TO
        O_STACK, O_FOLDED, O_RINGBUF, O_CHECK };
 
 /* One option of the command line; 0 or an exit status. */
-static int trace_opt(struct trace_args *a, struct trace_ctx *c, int opt, const char *arg)
+static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'p':
@@ -436,7 +183,7 @@ static int trace_opt(struct trace_args *a, struct trace_ctx *c, int opt, const c
 	return EXIT_ERROR;
 }
 
-static int parse_opts(struct trace_args *a, struct trace_ctx *c, int argc, char **argv)
+static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
@@ -472,143 +219,117 @@ static int parse_opts(struct trace_args *a, struct trace_ctx *c, int argc, char 
 	return 0;
 }
 
+/* --check: what this kernel supports, whether the programs load, the mode they would use. */
+static int check_kernel(const struct rd_features *f)
+{
+	const char *need = rd_tracer_privilege_missing();
+
+	/* A mode is named only once the programs have loaded on this kernel. */
+	if (need)
+		return rd_error("--check loads the BPF programs: %s", need);
+	if (!rd_features_missing(f) && rd_tracer_check(f)) {
+		rd_features_print(f, rd_errmsg());
+		return EXIT_FINDINGS;
+	}
+	rd_features_print(f, NULL);
+	return rd_features_missing(f) ? EXIT_FINDINGS : EXIT_OK;
+}
+
+/* What the options ask of the kernel side; an exit status when they cannot be met. */
+static int settle_opts(struct trace_args *a, const struct rd_trace_out *c,
+		       const struct rd_features *f)
+{
+	const char *missing;
+
+	if (a->interval && !c->summary)
+		return rd_error("--interval needs --summary");
+	if (c->summary && !c->folded)
+		a->o.emit = 0; /* the maps have everything a summary needs */
+	if (c->folded)
+		a->o.emit = 1u << RT_EV_ABORT;
+	a->o.stack = c->stack;
+	missing = rd_tracer_privilege_missing();
+	if (!missing)
+		missing = rd_features_missing(f);
+	return missing ? rd_error("%s", missing) : 0;
+}
+
+/* Poll until Ctrl-C, --duration or the end of the command; *status: the command's. */
+static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_child *child,
+	       int *status)
+{
+	uint64_t start_ms = mono_ms(), interval_ms = (uint64_t)(a->interval * 1000);
+	uint64_t next_ms = interval_ms ? start_ms + interval_ms : 0, now;
+	int ret, st;
+
+	while (!rd_tracer_stop) {
+		ret = rd_tracer_poll(c->t, 100, rd_out_event, c);
+		if (ret < 0)
+			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
+		fflush(stdout);
+		now = mono_ms();
+		if (next_ms && now >= next_ms) {
+			rd_out_summary(c, (int)a->top, false);
+			next_ms += interval_ms;
+		}
+		if (a->duration && now - start_ms >= (uint64_t)(a->duration * 1000))
+			break;
+		if (child->pid > 0 && waitpid(child->pid, &st, WNOHANG) == child->pid) {
+			*status = rd_wait_status(st);
+			child->pid = 0;
+			break;
+		}
+	}
+	return EXIT_OK;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a = {};
 	struct rd_child child = { .go_fd = -1, .err_fd = -1 };
-	struct trace_ctx c = {};
+	struct rd_trace_out c = {};
 	struct rd_features f;
-	const char *missing;
-	char err[512];
-	double interval, duration;
-	unsigned long long top;
-	bool check, have_child = false;
-	uint64_t start_ms, next_ms;
-	int ret, code = EXIT_OK, status = 0;
+	char **cmd;
+	int ret, code, status = 0, st;
 
 	ret = parse_opts(&a, &c, argc, argv);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	interval = a.interval;
-	duration = a.duration;
-	top = a.top;
-	check = a.check;
-
+	cmd = optind < argc ? argv + optind : NULL;
 	rd_features_probe(&f);
-	if (check) {
-		char why[512];
-		const char *need = rd_tracer_privilege_missing();
-
-		/* A mode is named only once the programs have loaded on this kernel. */
-		if (need)
-			return rd_error("--check loads the BPF programs: %s", need);
-		if (!rd_features_missing(&f) && rd_tracer_check(&f, why, sizeof(why))) {
-			rd_features_print(&f, why);
-			return EXIT_FINDINGS;
-		}
-		rd_features_print(&f, NULL);
-		return rd_features_missing(&f) ? EXIT_FINDINGS : EXIT_OK;
-	}
-	if (interval && !c.summary)
-		return rd_error("--interval needs --summary");
-	if (c.summary && !c.folded)
-		a.o.emit = 0; /* the maps have everything a summary needs */
-	if (c.folded)
-		a.o.emit = 1u << RT_EV_ABORT;
-	a.o.stack = c.stack;
-	missing = rd_tracer_privilege_missing();
-	if (missing)
-		return rd_error("%s", missing);
-	missing = rd_features_missing(&f);
-	if (missing)
-		return rd_error("%s", missing);
-
-	if (optind < argc) {
-		ret = rd_child_spawn(argv + optind, &child);
-		if (ret)
-			return rd_error("cannot start %s: %s", argv[optind], strerror(-ret));
-		have_child = true;
-		a.o.follow_forks = true;
-	}
-	ret = rd_tracer_open(&a.o, &f, &c.t, err, sizeof(err));
-	if (!ret && have_child)
-		ret = rd_tracer_add_pid(c.t, child.pid);
-	if (!ret)
-		ret = rd_tracer_attach(c.t, err, sizeof(err));
+	if (a.check)
+		return check_kernel(&f);
+	code = settle_opts(&a, &c, &f);
+	if (code)
+		return code;
+	ret = rd_tracer_start(&a.o, &f, cmd, &child, &c.t);
 	if (ret) {
-		if (have_child)
-			rd_child_abort(&child);
-		code = rd_error("%s", err);
+		rd_error("%s", rd_errmsg());
+		code = ret > 0 ? 127 : EXIT_ERROR;
 		goto out;
 	}
-	rd_tracer_signals();
-	if (have_child) {
-		ret = rd_child_release(&child);
-		if (ret) {
-			waitpid(child.pid, &status, 0);
-			rd_error("cannot run %s: %s", argv[optind], strerror(-ret));
-			code = 127;
-			goto out;
-		}
-		rd_tracer_learn_pid(c.t, child.pid);
-	} else {
+	if (!cmd)
 		/* On stderr, also with --json: scripts wait for it before starting work. */
 		fprintf(stderr, "rseqdbg: trace: tracing rseq events (mode %s); Ctrl-C to end\n",
 			rd_mode_name(rd_tracer_mode(c.t)));
-	}
 	for (size_t i = 0; i < a.o.npids; i++)
 		rd_tracer_learn_pid(c.t, a.pids[i]);
-
-	start_ms = mono_ms();
-	next_ms = interval ? start_ms + (uint64_t)(interval * 1000) : 0;
-	while (!rd_tracer_stop) {
-		uint64_t now;
-
-		ret = rd_tracer_poll(c.t, 100, on_event, &c);
-		if (ret < 0) {
-			code = rd_error("polling the ring buffer failed: %s", strerror(-ret));
-			break;
-		}
-		fflush(stdout);
-		now = mono_ms();
-		if (next_ms && now >= next_ms) {
-			print_summary(&c, (int)top, false);
-			next_ms += (uint64_t)(interval * 1000);
-		}
-		if (duration && now - start_ms >= (uint64_t)(duration * 1000))
-			break;
-		if (have_child) {
-			int st;
-
-			if (waitpid(child.pid, &st, WNOHANG) == child.pid) {
-				status = rd_wait_status(st);
-				have_child = false;
-				break;
-			}
-		}
-	}
-	if (have_child) {
-		int st;
-
+	code = run(&a, &c, &child, &status);
+	if (child.pid > 0) {
 		/* Ctrl-C or --duration: the command ends with us. */
 		kill(child.pid, rd_tracer_stop ? rd_tracer_stop : SIGTERM);
 		waitpid(child.pid, &st, 0);
 		status = rd_wait_status(st);
 	}
-	rd_tracer_poll(c.t, 0, on_event, &c);
-	if (code == EXIT_OK) {
-		if (c.folded)
-			print_folded(&c);
-		else
-			code = print_summary(&c, (int)top, true);
-	}
-	if (code == EXIT_OK && optind < argc)
+	rd_tracer_poll(c.t, 0, rd_out_event, &c);
+	if (code == EXIT_OK && c.folded)
+		rd_out_folded(&c);
+	else if (code == EXIT_OK)
+		code = rd_out_summary(&c, (int)a.top, true);
+	if (code == EXIT_OK && cmd)
 		code = status;
 out:
-	for (size_t i = 0; i < c.nfold; i++)
-		free(c.fold[i].stack);
-	free(c.fold);
-	rd_summary_free(&c.prev);
+	rd_out_free(&c);
 	rd_tracer_free(c.t);
 	return code;
 }

@@ -3,12 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "child.h"
 #include "common.h"
+#include "tracer.h"
 
 volatile int rd_tracer_stop;
 
@@ -120,4 +121,41 @@ void rd_tracer_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
+}
+
+int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char **argv,
+		    struct rd_child *child, struct rd_tracer **t)
+{
+	int ret, st;
+
+	*t = NULL;
+	if (argv) {
+		ret = rd_child_spawn(argv, child);
+		if (ret) {
+			rd_seterr("cannot start %s: %s", argv[0], strerror(-ret));
+			return ret;
+		}
+		o->follow_forks = true;
+	}
+	ret = rd_tracer_open(o, f, t);
+	if (!ret && argv)
+		ret = rd_tracer_add_pid(*t, child->pid);
+	if (!ret)
+		ret = rd_tracer_attach(*t);
+	if (ret) {
+		if (argv)
+			rd_child_abort(child);
+		return ret;
+	}
+	rd_tracer_signals();
+	if (!argv)
+		return 0;
+	ret = rd_child_release(child);
+	if (ret) {
+		waitpid(child->pid, &st, 0);
+		rd_seterr("cannot run %s: %s", argv[0], strerror(-ret));
+		return 1;
+	}
+	rd_tracer_learn_pid(*t, child->pid);
+	return 0;
 }

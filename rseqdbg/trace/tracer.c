@@ -59,7 +59,7 @@ static uint64_t now_ns(clockid_t clk)
 }
 
 int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
-		   struct rd_tracer **res, char *err, size_t errlen)
+		   struct rd_tracer **res)
 {
 	struct rt_config cfg = {};
 	struct rd_tracer *t;
@@ -71,7 +71,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	libbpf_set_print(libbpf_print);
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		snprintf(err, errlen, "out of memory");
+		rd_seterr("out of memory");
 		return -ENOMEM;
 	}
 	t->mode = rd_features_mode(f);
@@ -81,7 +81,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		ret = t->ncpus ? t->ncpus : -EINVAL;
-		snprintf(err, errlen, "cannot count the possible CPUs: %s", strerror(-ret));
+		rd_seterr("cannot count the possible CPUs: %s", strerror(-ret));
 		goto fail;
 	}
 
@@ -91,12 +91,12 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 
 		if (statfs(o->cgroup, &sfs) || stat(o->cgroup, &st)) {
 			ret = -errno;
-			snprintf(err, errlen, "cgroup %s: %s", o->cgroup, strerror(errno));
+			rd_seterr("cgroup %s: %s", o->cgroup, strerror(errno));
 			goto fail;
 		}
 		if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode)) {
 			ret = -EINVAL;
-			snprintf(err, errlen, "%s: not a cgroup v2 directory", o->cgroup);
+			rd_seterr("%s: not a cgroup v2 directory", o->cgroup);
 			goto fail;
 		}
 		cfg.filter_cgroup = 1;
@@ -117,7 +117,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	skel = rseqtrace_bpf__open();
 	if (!skel) {
 		ret = -errno;
-		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(errno));
+		rd_seterr("opening the BPF object failed: %s", strerror(errno));
 		goto fail;
 	}
 	t->skel = skel;
@@ -130,7 +130,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
-		snprintf(err, errlen, "loading the BPF programs failed: %s (RSEQDBG_DEBUG=1 shows "
+		rd_seterr("loading the BPF programs failed: %s (RSEQDBG_DEBUG=1 shows "
 			 "the verifier log)", strerror(-ret));
 		goto fail;
 	}
@@ -139,7 +139,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 
 		if (kill(o->pids[i], 0) && errno == ESRCH) {
 			ret = -ESRCH;
-			snprintf(err, errlen, "no process %d", (int)o->pids[i]);
+			rd_seterr("no process %d", (int)o->pids[i]);
 			goto fail;
 		}
 		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_pids), &pid, &one, BPF_ANY);
@@ -152,7 +152,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		snprintf(path, sizeof(path), "/proc/%d", (int)tid);
 		if (access(path, F_OK)) {
 			ret = -ESRCH;
-			snprintf(err, errlen, "no thread %d", (int)tid);
+			rd_seterr("no thread %d", (int)tid);
 			goto fail;
 		}
 		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_tids), &tid, &one, BPF_ANY);
@@ -174,7 +174,7 @@ int rd_tracer_add_pid(struct rd_tracer *t, pid_t pid)
 	return 0;
 }
 
-int rd_tracer_attach(struct rd_tracer *t, char *err, size_t errlen)
+int rd_tracer_attach(struct rd_tracer *t)
 {
 	int ret;
 
@@ -183,24 +183,24 @@ int rd_tracer_attach(struct rd_tracer *t, char *err, size_t errlen)
 	t->skel->links.rseq_ip_fixup = bpf_program__attach(t->skel->progs.rseq_ip_fixup);
 	if (!t->skel->links.rseq_ip_fixup) {
 		ret = -errno;
-		snprintf(err, errlen, "attaching rseq_ip_fixup failed: %s", strerror(-ret));
+		rd_seterr("attaching rseq_ip_fixup failed: %s", strerror(-ret));
 		return ret;
 	}
 	ret = rseqtrace_bpf__attach(t->skel);
 
 	if (ret) {
-		snprintf(err, errlen, "attaching the BPF programs failed: %s", strerror(-ret));
+		rd_seterr("attaching the BPF programs failed: %s", strerror(-ret));
 		return ret;
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), sample_event, t, NULL);
 	if (!t->rb) {
 		ret = -errno;
-		snprintf(err, errlen, "opening the ring buffer failed: %s", strerror(errno));
+		rd_seterr("opening the ring buffer failed: %s", strerror(errno));
 		return ret;
 	}
 	ret = ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.notify), sample_notify, t);
 	if (ret) {
-		snprintf(err, errlen, "opening the notify ring buffer failed: %s", strerror(-ret));
+		rd_seterr("opening the notify ring buffer failed: %s", strerror(-ret));
 		return ret;
 	}
 	t->t0_ns = now_ns(CLOCK_MONOTONIC);
@@ -218,11 +218,11 @@ int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ct
 	return ret == -EINTR ? 0 : ret < 0 ? ret : 0;
 }
 
-int rd_tracer_check(const struct rd_features *f, char *err, size_t errlen)
+int rd_tracer_check(const struct rd_features *f)
 {
 	struct rd_tracer_opts o = { .emit = 1u << RT_EV_ABORT };
 	struct rd_tracer *t;
-	int ret = rd_tracer_open(&o, f, &t, err, errlen);
+	int ret = rd_tracer_open(&o, f, &t);
 
 	rd_tracer_free(t);
 	return ret;

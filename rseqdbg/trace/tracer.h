@@ -36,14 +36,14 @@ struct rd_tracer;
 /* One event from the ring buffer, handed to the caller's callback. */
 typedef int (*rd_event_fn)(void *ctx, const struct rt_event *e);
 
-/* open -> set rodata -> load; *err names what failed. */
+/* open -> set rodata -> load. These return 0 or -errno with rd_errmsg() set. */
 int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
-		   struct rd_tracer **res, char *err, size_t errlen);
+		   struct rd_tracer **res);
 /* Add a process to the in-kernel pid filter (after open, before or after attach). */
 int rd_tracer_add_pid(struct rd_tracer *t, pid_t pid);
-int rd_tracer_attach(struct rd_tracer *t, char *err, size_t errlen);
+int rd_tracer_attach(struct rd_tracer *t);
 /* Open and load the programs as a trace would, then unload them: what --check reports. */
-int rd_tracer_check(const struct rd_features *f, char *err, size_t errlen);
+int rd_tracer_check(const struct rd_features *f);
 /* Poll both ring buffers for up to timeout_ms; fn gets each event (may be NULL). */
 int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ctx);
 void rd_tracer_free(struct rd_tracer *t); /* detaches and unloads; NULL-safe */
@@ -66,6 +66,13 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 
 /* Read the maps into s (rd_summary_free() it). */
 int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s);
+
+/* Open and attach the tracer (*t); with argv, run that command under it from its first
+ * instruction: started held, put in the filter, released once the programs are attached
+ * (o->follow_forks is set). Returns 0; 1 when the tracer runs but the command could not be
+ * executed (reaped); or -errno with nothing left running. rd_errmsg() says why. */
+int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char **argv,
+		    struct rd_child *child, struct rd_tracer **t);
 
 /* Monotonic ns (bpf_ktime_get_ns clock) to wall-clock seconds since the epoch. */
 double rd_tracer_walltime(const struct rd_tracer *t, uint64_t ktime_ns);
