@@ -62,7 +62,7 @@ def _find_rseqdbg():
     if cand:
         return cand if os.access(cand, os.X_OK) else None
     here = os.path.dirname(os.path.realpath(__file__))
-    for rel in ("../../../bin/rseqdbg", "../build/rseqdbg"):
+    for rel in ("../../bin/rseqdbg", "../build/rseqdbg"):
         cand = os.path.normpath(os.path.join(here, rel))
         if os.access(cand, os.X_OK):
             return cand
