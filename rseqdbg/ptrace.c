@@ -361,17 +361,22 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
+static void install_alarm(void)
+{
+	static volatile sig_atomic_t installed;
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART: EINTR */
+
+	if (installed)
+		return;
+	sigaction(SIGALRM, &sa, NULL);
+	installed = 1;
+}
+
 static void arm_timer(unsigned int ms)
 {
-	static bool installed;
 	struct itimerval it = { 0 };
 
-	if (!installed) {
-		struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART: EINTR */
-
-		sigaction(SIGALRM, &sa, NULL);
-		installed = true;
-	}
+	install_alarm();
 	it.it_value.tv_sec = ms / 1000;
 	it.it_value.tv_usec = (ms % 1000) * 1000;
 	/* Fire again if the first one came before waitpid blocked. */
@@ -386,6 +391,29 @@ static void disarm_timer(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/*
+ * A quit that lands between a wait's look at rd_pt_quit and its waitpid() would leave that
+ * waitpid() blocked for good when no thread can report (all stopped by --lock-others, or the
+ * one running blocked on one that is). So inside that window a quit also starts a timer that
+ * fires every 20 ms until the wait returns: its SIGALRM breaks the waitpid(). Outside the
+ * window nothing is armed, so no other system call sees an EINTR of ours.
+ */
+static volatile sig_atomic_t in_wait, wake_armed;
+
+void rd_pt_request_quit(void)
+{
+	struct itimerval it = { .it_value.tv_usec = 20000, .it_interval.tv_usec = 20000 };
+	int saved = errno;
+
+	rd_pt_quit = 1;
+	if (in_wait) {
+		install_alarm();
+		wake_armed = 1;
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+	errno = saved;
+}
+
 int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_ms)
 {
 	struct rd_thread *t;
@@ -394,13 +422,15 @@ int rd_pt_wait(struct rd_tracee *tr, struct rd_event *ev, unsigned int timeout_m
 	pid_t tid;
 
 	memset(ev, 0, sizeof(*ev));
-	if (rd_pt_quit)
-		return 0;
 	if (timeout_ms)
 		arm_timer(timeout_ms);
-	tid = waitpid(-1, &st, __WALL);
-	if (timeout_ms)
+	in_wait = 1;
+	tid = rd_pt_quit ? (errno = EINTR, -1) : waitpid(-1, &st, __WALL);
+	in_wait = 0;
+	if (timeout_ms || wake_armed) {
 		disarm_timer();
+		wake_armed = 0;
+	}
 	if (tid < 0)
 		return errno == EINTR ? 0 : -errno;
 	ev->tid = tid;

@@ -63,6 +63,8 @@ struct rd_event {
 
 /* Set from our signal handlers: a wait returns RD_EV_NONE as soon as it sees it. */
 extern volatile sig_atomic_t rd_pt_quit;
+/* Async-signal-safe: set rd_pt_quit and make sure a wait about to block returns. */
+void rd_pt_request_quit(void);
 
 /* Say in one line why pid cannot be traced (err: -errno from ptrace or /proc): no such
  * process, this process, a zombie, a kernel thread, already traced by another, or the

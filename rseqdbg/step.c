@@ -151,7 +151,7 @@ static int out_errno;
 static void on_quit(int sig)
 {
 	got_signal = sig;
-	rd_pt_quit = 1;
+	rd_pt_request_quit();
 }
 
 static void on_fatal(int sig)
