@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* rseqdbg: dispatch to the subcommands. */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,89 +31,6 @@ static void usage(FILE *f)
 		fprintf(f, "  %-7s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nExit status: 0 success, 1 checks failed (audit), 2 error.\n"
 		   "See rseqdbg(1) and rseqdbg-COMMAND(1).\n");
-}
-
-int rd_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* Escaped: a name from a file must not break the one line or reach the terminal raw. */
-	if (rd.cmd)
-		fprintf(stderr, "rseqdbg: %s: %s\n", rd.cmd, rd_safe(msg));
-	else
-		fprintf(stderr, "rseqdbg: %s\n", rd_safe(msg));
-	if (rd.json && rd.jw) {
-		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "error", msg);
-		jw_obj_close(rd.jw);
-		jw_end(rd.jw);
-	}
-	return EXIT_ERROR;
-}
-
-void rd_file_error(const char *path, const char *msg)
-{
-	size_t plen = strlen(path);
-	char line[1024];
-	bool json = rd.json;
-
-	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-		snprintf(line, sizeof(line), "%s", msg);
-	else
-		snprintf(line, sizeof(line), "%s: %s", path, msg);
-	fflush(stdout);
-	rd.json = false;
-	rd_error("%s", line);
-	rd.json = json;
-	if (json) {
-		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "path", path);
-		jw_kstr(rd.jw, "error", line);
-		jw_obj_close(rd.jw);
-	}
-}
-
-static __thread char errmsg[512];
-
-void rd_seterr(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
-	va_end(ap);
-}
-
-const char *rd_errmsg(void)
-{
-	return errmsg;
-}
-
-void rd_warn(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "rseqdbg: %s%swarning: %s\n", rd.cmd ? rd.cmd : "", rd.cmd ? ": " : "",
-		rd_safe(msg));
-}
-
-int rd_json_writer(void)
-{
-	struct jw *w = jw_new(stdout, rd.pretty);
-
-	if (!w)
-		return rd_error("out of memory");
-	jw_free(rd.jw);
-	rd.jw = w;
-	return EXIT_OK;
 }
 
 /* Options before the command; each command takes them again after its name. */

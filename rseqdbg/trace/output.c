@@ -86,18 +86,10 @@ static void json_abort(struct rd_trace_out *c, const struct rt_event *e, const s
 		       const char *insn)
 {
 	struct jw *w = c->w;
-	const struct elfscan_loc *l = si ? &si->loc : NULL;
 
 	jw_key(w, "section");
 	jw_obj_open(w);
-	jw_kstr(w, "function", l ? l->func : NULL);
-	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
-	jw_key(w, "line");
-	if (l && l->line > 0)
-		jw_u64(w, (uint64_t)l->line);
-	else
-		jw_null(w);
-	jw_kstr(w, "module", si ? si->module : NULL);
+	rd_json_secinfo(w, si);
 	jw_ku64(w, "start_ip", e->a1);
 	jw_ku64(w, "post_commit_offset", e->a2);
 	jw_ku64(w, "abort_ip", e->a3);

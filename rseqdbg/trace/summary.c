@@ -306,6 +306,20 @@ void rd_summary_print(const struct rd_summary *s, int top, FILE *f)
 	print_losses(s, f);
 }
 
+void rd_json_secinfo(struct jw *w, const struct rd_secinfo *si)
+{
+	const struct elfscan_loc *l = si ? &si->loc : NULL;
+
+	jw_kstr(w, "function", l ? l->func : NULL);
+	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
+	jw_key(w, "line");
+	if (l && l->line > 0)
+		jw_u64(w, (uint64_t)l->line);
+	else
+		jw_null(w);
+	jw_kstr(w, "module", si ? si->module : NULL);
+}
+
 static void json_causes(struct jw *w, const char *key, const __u64 *c)
 {
 	jw_key(w, key);
@@ -370,19 +384,10 @@ static void json_hist(const struct rd_sum_section *e, struct jw *w)
 static void json_section(const struct rd_summary *s, const struct rd_sum_section *e,
 			 struct jw *w)
 {
-	const struct elfscan_loc *l = e->si ? &e->si->loc : NULL;
-
 	jw_obj_open(w);
 	jw_ku64(w, "pid", e->key.tgid);
 	jw_kstr(w, "comm", e->v.comm);
-	jw_kstr(w, "function", l ? l->func : NULL);
-	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
-	jw_key(w, "line");
-	if (l && l->line > 0)
-		jw_u64(w, (uint64_t)l->line);
-	else
-		jw_null(w);
-	jw_kstr(w, "module", e->si ? e->si->module : NULL);
+	rd_json_secinfo(w, e->si);
 	jw_ku64(w, "start_ip", e->key.start_ip);
 	jw_ku64(w, "post_commit_offset", e->v.post_commit_offset);
 	jw_ku64(w, "abort_ip", e->v.abort_ip);

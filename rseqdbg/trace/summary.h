@@ -72,6 +72,9 @@ void rd_summary_since(struct rd_summary *s, const struct rd_summary *prev);
 void rd_summary_print(const struct rd_summary *s, int top, FILE *f);
 void rd_summary_json(const struct rd_summary *s, struct jw *w, int top);
 
+/* The members "function", "file", "line" and "module" of a section (null when unknown). */
+void rd_json_secinfo(struct jw *w, const struct rd_secinfo *si);
+
 /* "preemption", "signal", "migration", "deferred", "unknown". */
 const char *rd_cause_name(uint32_t cause);
 

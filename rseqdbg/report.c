@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* How the tool reports: errors and warnings on stderr, errors in JSON mode on stdout too,
+ * and the message a failed function leaves for the command to report. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "symfmt.h"
+
+/* One line on stderr: "rseqdbg: CMD: what msg". Escaped: a name from a file must not break
+ * the line or reach the terminal raw. */
+static void say(const char *what, const char *msg)
+{
+	fprintf(stderr, "rseqdbg: %s%s%s%s\n", rd.cmd ? rd.cmd : "", rd.cmd ? ": " : "", what,
+		rd_safe(msg));
+}
+
+int rd_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	say("", msg);
+	if (rd.json && rd.jw) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "error", msg);
+		jw_obj_close(rd.jw);
+		jw_end(rd.jw);
+	}
+	return EXIT_ERROR;
+}
+
+void rd_file_error(const char *path, const char *msg)
+{
+	size_t plen = strlen(path);
+	char line[1024];
+	bool json = rd.json;
+
+	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
+		snprintf(line, sizeof(line), "%s", msg);
+	else
+		snprintf(line, sizeof(line), "%s: %s", path, msg);
+	fflush(stdout);
+	rd.json = false;
+	rd_error("%s", line);
+	rd.json = json;
+	if (json) {
+		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "path", path);
+		jw_kstr(rd.jw, "error", line);
+		jw_obj_close(rd.jw);
+	}
+}
+
+static __thread char errmsg[512];
+
+void rd_seterr(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+}
+
+const char *rd_errmsg(void)
+{
+	return errmsg;
+}
+
+void rd_warn(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	say("warning: ", msg);
+}
+
+int rd_json_writer(void)
+{
+	struct jw *w = jw_new(stdout, rd.pretty);
+
+	if (!w)
+		return rd_error("out of memory");
+	jw_free(rd.jw);
+	rd.jw = w;
+	return EXIT_OK;
+}
