@@ -825,6 +825,104 @@ static void print_thread_json(struct jw *w, const struct thread *t, const struct
 	(void)mods;
 }
 
+/* Stop each thread briefly to read its rseq state; a thread that exited meanwhile is dropped
+ * (tid 0). With a debugger of ours holding them, none is inspected. */
+static int inspect_threads(pid_t pid, struct thread *threads, size_t n,
+			   const struct rd_modules *mods)
+{
+	/* The debugger that runs us holds the threads: the modules are what it asks for. */
+	int err, debugger = rd_debugger_ancestor(pid);
+
+	if (debugger)
+		rd_warn("pid %d is traced by pid %d, which runs this rseqdbg: its threads are not "
+			"inspected",
+			(int)pid, debugger);
+	for (size_t i = 0; i < n; i++) {
+		if (debugger) {
+			threads[i].traced_by = debugger;
+			threads[i].cfg_err = threads[i].area_err = threads[i].ip_err = -EBUSY;
+			continue;
+		}
+		err = thread_inspect(&threads[i], pid, mods);
+		if (err == -ESRCH)
+			threads[i].tid = 0;
+		else if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The modules with sections to show, first nshown of views; *nbroken could not be scanned. */
+static int collect_views(const struct scan_opts *o, const struct rd_modules *mods,
+			 struct view *views, size_t *nshown, size_t *nbroken)
+{
+	for (size_t m = 0; m < mods->n; m++) {
+		struct view *v = &views[*nshown];
+
+		if (!mods->v[m].es) {
+			rd_warn("pid %d: %s: %s", (int)o->pid, mods->v[m].path, mods->v[m].err);
+			(*nbroken)++;
+			continue;
+		}
+		*v = (struct view){ .es = mods->v[m].es, .path = mods->v[m].path,
+				    .mod = &mods->v[m], .bias = mods->v[m].bias };
+		if (collect(v, o))
+			return -ENOMEM;
+		if (v->ncs)
+			(*nshown)++;
+	}
+	return 0;
+}
+
+static void print_pid_json(pid_t pid, const struct view *views, size_t nshown,
+			   const struct thread *threads, size_t nthreads,
+			   const struct rd_modules *mods)
+{
+	struct jw *w = rd.jw;
+
+	jw_obj_open(w);
+	jw_ku64(w, "pid", (uint64_t)pid);
+	jw_key(w, "modules");
+	jw_arr_open(w);
+	for (size_t i = 0; i < nshown; i++)
+		print_view_json(&views[i]);
+	jw_arr_close(w);
+	jw_ku64(w, "modules_without_sections", mods->n - nshown);
+	jw_key(w, "threads");
+	jw_arr_open(w);
+	for (size_t i = 0; i < nthreads; i++) {
+		if (threads[i].tid)
+			print_thread_json(w, &threads[i], mods);
+	}
+	jw_arr_close(w);
+	jw_obj_close(w);
+	jw_end(w);
+}
+
+static void print_pid_text(const struct scan_opts *o, const struct view *views, size_t nshown,
+			   size_t nbroken, const struct thread *threads, size_t nthreads,
+			   const struct rd_modules *mods)
+{
+	size_t nlive = 0;
+
+	printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid,
+	       nshown, nshown == 1 ? "" : "s", mods->n - nshown);
+	if (nbroken)
+		printf(" (%zu not scanned)", nbroken);
+	printf("\n");
+	for (size_t i = 0; i < nshown; i++) {
+		putchar('\n');
+		print_view_text(&views[i], o);
+	}
+	for (size_t i = 0; i < nthreads; i++)
+		nlive += threads[i].tid != 0;
+	printf("\nthreads: %zu\n", nlive);
+	for (size_t i = 0; i < nthreads; i++) {
+		if (threads[i].tid)
+			print_thread_text(&threads[i], mods);
+	}
+}
+
 static int scan_pid(const struct scan_opts *o)
 {
 	struct rd_modules mods = { 0 };
@@ -833,7 +931,7 @@ static int scan_pid(const struct scan_opts *o)
 	struct view *views = NULL;
 	struct stat st;
 	char path[64];
-	int err, debugger, ret = EXIT_OK;
+	int err, ret = EXIT_OK;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
 	if (o->pid <= 0 || stat(path, &st))
@@ -842,97 +940,21 @@ static int scan_pid(const struct scan_opts *o)
 	if (err)
 		return rd_pid_error(o->pid, err);
 	err = list_threads(o->pid, &threads, &nthreads);
+	if (!err)
+		err = inspect_threads(o->pid, threads, nthreads, &mods);
 	if (err) {
 		ret = rd_pid_error(o->pid, err);
 		goto out;
 	}
-	/* The debugger that runs us holds the threads: the modules are what it asks for. */
-	debugger = rd_debugger_ancestor(o->pid);
-	if (debugger)
-		rd_warn("pid %d is traced by pid %d, which runs this rseqdbg: its threads are not "
-			"inspected",
-			(int)o->pid, debugger);
-	for (size_t i = 0; i < nthreads; i++) {
-		if (debugger) {
-			threads[i].traced_by = debugger;
-			threads[i].cfg_err = threads[i].area_err = threads[i].ip_err = -EBUSY;
-			continue;
-		}
-		err = thread_inspect(&threads[i], o->pid, &mods);
-		/* A thread that exited meanwhile is simply gone. */
-		if (err == -ESRCH) {
-			threads[i].tid = 0;
-			continue;
-		}
-		if (err) {
-			ret = rd_pid_error(o->pid, err);
-			goto out;
-		}
-	}
-
 	views = calloc(mods.n ? mods.n : 1, sizeof(*views));
-	if (!views) {
+	if (!views || collect_views(o, &mods, views, &nshown, &nbroken)) {
 		ret = rd_error("out of memory");
 		goto out;
 	}
-	for (size_t m = 0; m < mods.n; m++) {
-		struct view *v = &views[nshown];
-
-		if (!mods.v[m].es) {
-			rd_warn("pid %d: %s: %s", (int)o->pid, mods.v[m].path, mods.v[m].err);
-			nbroken++;
-			continue;
-		}
-		*v = (struct view){ .es = mods.v[m].es, .path = mods.v[m].path, .mod = &mods.v[m],
-				    .bias = mods.v[m].bias };
-		if (collect(v, o)) {
-			ret = rd_error("out of memory");
-			goto out;
-		}
-		if (v->ncs)
-			nshown++;
-	}
-
-	if (rd.json) {
-		struct jw *w = rd.jw;
-
-		jw_obj_open(w);
-		jw_ku64(w, "pid", (uint64_t)o->pid);
-		jw_key(w, "modules");
-		jw_arr_open(w);
-		for (size_t i = 0; i < nshown; i++)
-			print_view_json(&views[i]);
-		jw_arr_close(w);
-		jw_ku64(w, "modules_without_sections", mods.n - nshown);
-		jw_key(w, "threads");
-		jw_arr_open(w);
-		for (size_t i = 0; i < nthreads; i++) {
-			if (threads[i].tid)
-				print_thread_json(w, &threads[i], &mods);
-		}
-		jw_arr_close(w);
-		jw_obj_close(w);
-		jw_end(w);
-	} else {
-		size_t nlive = 0;
-
-		printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid,
-		       nshown, nshown == 1 ? "" : "s", mods.n - nshown);
-		if (nbroken)
-			printf(" (%zu not scanned)", nbroken);
-		printf("\n");
-		for (size_t i = 0; i < nshown; i++) {
-			putchar('\n');
-			print_view_text(&views[i], o);
-		}
-		for (size_t i = 0; i < nthreads; i++)
-			nlive += threads[i].tid != 0;
-		printf("\nthreads: %zu\n", nlive);
-		for (size_t i = 0; i < nthreads; i++) {
-			if (threads[i].tid)
-				print_thread_text(&threads[i], &mods);
-		}
-	}
+	if (rd.json)
+		print_pid_json(o->pid, views, nshown, threads, nthreads, &mods);
+	else
+		print_pid_text(o, views, nshown, nbroken, threads, nthreads, &mods);
 out:
 	for (size_t i = 0; views && i < mods.n; i++)
 		free(views[i].cs);

@@ -58,6 +58,70 @@ static uint64_t now_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* The filters and switches of rodata, from the options; 0 or -errno (message set). */
+static int make_config(const struct rd_tracer_opts *o, const struct rd_tracer *t,
+		       struct rt_config *cfg)
+{
+	if (o->cgroup) {
+		struct statfs sfs;
+		struct stat st;
+
+		if (statfs(o->cgroup, &sfs) || stat(o->cgroup, &st)) {
+			int err = -errno;
+
+			rd_seterr("cgroup %s: %s", o->cgroup, strerror(-err));
+			return err;
+		}
+		if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode)) {
+			rd_seterr("%s: not a cgroup v2 directory", o->cgroup);
+			return -EINVAL;
+		}
+		cfg->filter_cgroup = 1;
+		cfg->cgroup_id = st.st_ino; /* a cgroup v2 directory's inode is its id */
+	}
+	if (o->comm) {
+		cfg->filter_comm = 1;
+		strncpy(cfg->comm, o->comm, sizeof(cfg->comm) - 1);
+	}
+	cfg->filter_pids = o->npids || o->follow_forks;
+	cfg->filter_tids = o->ntids > 0;
+	cfg->follow_forks = o->follow_forks;
+	cfg->emit = o->emit;
+	cfg->stack = o->stack;
+	cfg->nr_cpus = t->ncpus;
+	cfg->no_event_mask = t->mode == RD_MODE_NO_MASK;
+	return 0;
+}
+
+/* The processes and threads of -p and -t into the filter maps, once they are loaded. */
+static int fill_filters(const struct rd_tracer_opts *o, struct rseqtrace_bpf *skel)
+{
+	__u8 one = 1;
+
+	for (size_t i = 0; i < o->npids; i++) {
+		__u32 pid = o->pids[i];
+
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			rd_seterr("no process %d", (int)o->pids[i]);
+			return -ESRCH;
+		}
+		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_pids), &pid, &one, BPF_ANY);
+	}
+	for (size_t i = 0; i < o->ntids; i++) {
+		__u32 tid = o->tids[i];
+		char path[64];
+
+		/* /proc/TID exists for every thread, though readdir does not list it. */
+		snprintf(path, sizeof(path), "/proc/%d", (int)tid);
+		if (access(path, F_OK)) {
+			rd_seterr("no thread %d", (int)tid);
+			return -ESRCH;
+		}
+		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_tids), &tid, &one, BPF_ANY);
+	}
+	return 0;
+}
+
 int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		   struct rd_tracer **res)
 {
@@ -65,7 +129,6 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	struct rd_tracer *t;
 	struct rseqtrace_bpf *skel;
 	int ret;
-	__u8 one = 1;
 
 	*res = NULL;
 	libbpf_set_print(libbpf_print);
@@ -84,36 +147,9 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		rd_seterr("cannot count the possible CPUs: %s", strerror(-ret));
 		goto fail;
 	}
-
-	if (o->cgroup) {
-		struct statfs sfs;
-		struct stat st;
-
-		if (statfs(o->cgroup, &sfs) || stat(o->cgroup, &st)) {
-			ret = -errno;
-			rd_seterr("cgroup %s: %s", o->cgroup, strerror(errno));
-			goto fail;
-		}
-		if (sfs.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode)) {
-			ret = -EINVAL;
-			rd_seterr("%s: not a cgroup v2 directory", o->cgroup);
-			goto fail;
-		}
-		cfg.filter_cgroup = 1;
-		cfg.cgroup_id = st.st_ino; /* a cgroup v2 directory's inode is its id */
-	}
-	if (o->comm) {
-		cfg.filter_comm = 1;
-		strncpy(cfg.comm, o->comm, sizeof(cfg.comm) - 1);
-	}
-	cfg.filter_pids = o->npids || o->follow_forks;
-	cfg.filter_tids = o->ntids > 0;
-	cfg.follow_forks = o->follow_forks;
-	cfg.emit = o->emit;
-	cfg.stack = o->stack;
-	cfg.nr_cpus = t->ncpus;
-	cfg.no_event_mask = t->mode == RD_MODE_NO_MASK;
-
+	ret = make_config(o, t, &cfg);
+	if (ret)
+		goto fail;
 	skel = rseqtrace_bpf__open();
 	if (!skel) {
 		ret = -errno;
@@ -130,33 +166,14 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
-		rd_seterr("loading the BPF programs failed: %s (RSEQDBG_DEBUG=1 shows "
-			 "the verifier log)", strerror(-ret));
+		rd_seterr("loading the BPF programs failed: %s (RSEQDBG_DEBUG=1 shows the verifier "
+			  "log)",
+			  strerror(-ret));
 		goto fail;
 	}
-	for (size_t i = 0; i < o->npids; i++) {
-		__u32 pid = o->pids[i];
-
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			ret = -ESRCH;
-			rd_seterr("no process %d", (int)o->pids[i]);
-			goto fail;
-		}
-		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_pids), &pid, &one, BPF_ANY);
-	}
-	for (size_t i = 0; i < o->ntids; i++) {
-		__u32 tid = o->tids[i];
-		char path[64];
-
-		/* /proc/TID exists for every thread, though readdir does not list it. */
-		snprintf(path, sizeof(path), "/proc/%d", (int)tid);
-		if (access(path, F_OK)) {
-			ret = -ESRCH;
-			rd_seterr("no thread %d", (int)tid);
-			goto fail;
-		}
-		bpf_map_update_elem(bpf_map__fd(skel->maps.filter_tids), &tid, &one, BPF_ANY);
-	}
+	ret = fill_filters(o, skel);
+	if (ret)
+		goto fail;
 	*res = t;
 	return 0;
 fail:
