@@ -119,6 +119,8 @@ EOF
 gdb_run main
 log="$TMP/main.log"
 check "rseq stepi before the program runs says so" grep -q 'The program is not being run' "$log"
+check "sections from rseqdbg scan, before and during the run (no memory fallback)" \
+	bash -c "! grep -q 'reading __rseq_cs from memory' '$log'"
 # The first listing is before the run (file addresses), the second after (runtime addresses).
 static_addr() { awk -v n="$1" '$1 == "sym" && $2 == n { print $3; exit }' "$log"; }
 runtime_addr() { awk -v n="$1" '$1 == "sym" && $2 == n { a = $3 } END { print a }' "$log"; }

@@ -63,6 +63,17 @@ else
 	fail "a program builds against the installed library (pkg-config)" "$(head -n 3 "$TMP/cc.log")"
 fi
 
+# The installed gdb extension runs the rseqdbg installed with it (PREFIX/bin).
+if command -v gdb >/dev/null; then
+	found=$(env -u RSEQDBG PATH=/usr/bin:/bin gdb -nx -q -batch \
+		-ex "source $root$prefix/share/rseqdbg/rseqdbg-gdb.py" \
+		-ex "python print('rseqdbg=' + str(REG.rseqdbg))" 2>&1 | sed -n 's/^rseqdbg=//p')
+	check "the installed gdb extension finds the installed rseqdbg ($found)" \
+		test "$found" = "$root$prefix/bin/rseqdbg"
+else
+	skip "the installed gdb extension finds the installed rseqdbg" "gdb is not installed"
+fi
+
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
 	PREFIX="$prefix" DESTDIR="$root" uninstall >"$TMP/uninstall.log" 2>&1; then
 	left=$(find "$root" ! -type d | sed "s|^$root||" | tr '\n' ' ')
