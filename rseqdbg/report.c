@@ -8,10 +8,11 @@
 #include "common.h"
 #include "symfmt.h"
 
-/* One line on stderr: "rseqdbg: CMD: what msg". Escaped: a name from a file must not break
- * the line or reach the terminal raw. */
-static void say(const char *what, const char *msg)
+/* One line on stderr, "rseqdbg: CMD: what msg", msg formatted into msg[len]. Escaped: a
+ * name from a file must not break the line or reach the terminal raw. */
+static void vsay(const char *what, char *msg, size_t len, const char *fmt, va_list ap)
 {
+	vsnprintf(msg, len, fmt, ap);
 	fprintf(stderr, "rseqdbg: %s%s%s%s\n", rd.cmd ? rd.cmd : "", rd.cmd ? ": " : "", what,
 		rd_safe(msg));
 }
@@ -22,9 +23,8 @@ int rd_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay("", msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	say("", msg);
 	if (rd.json && rd.jw) {
 		jw_obj_open(rd.jw);
 		jw_kstr(rd.jw, "error", msg);
@@ -78,9 +78,8 @@ void rd_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsay("warning: ", msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	say("warning: ", msg);
 }
 
 int rd_json_writer(void)

@@ -21,48 +21,41 @@ static bool btf_has_type(const struct btf *btf, const char *name, int kind)
 	return btf__find_by_name_kind(btf, name, kind) > 0;
 }
 
-static bool btf_has_member(const struct btf *btf, const char *sname, const char *member)
+/* The member of struct sname called member, NULL when either is absent. */
+static const struct btf_member *btf_find_member(const struct btf *btf, const char *sname,
+						const char *member)
 {
 	int id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
 	const struct btf_type *t;
 	const struct btf_member *m;
 
 	if (id <= 0)
-		return false;
+		return NULL;
 	t = btf__type_by_id(btf, id);
 	m = btf_members(t);
 	for (int i = 0; i < btf_vlen(t); i++, m++) {
 		const char *n = btf__name_by_offset(btf, m->name_off);
 
 		if (n && !strcmp(n, member))
-			return true;
+			return m;
 	}
-	return false;
+	return NULL;
+}
+
+static bool btf_has_member(const struct btf *btf, const char *sname, const char *member)
+{
+	return btf_find_member(btf, sname, member) != NULL;
 }
 
 /* The kind of a struct member's type (typedefs and qualifiers skipped), 0 when absent. */
 static int btf_member_kind(const struct btf *btf, const char *sname, const char *member)
 {
-	int id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
-	const struct btf_type *t;
-	const struct btf_member *m;
+	const struct btf_member *m = btf_find_member(btf, sname, member);
+	const struct btf_type *mt = m ? btf__type_by_id(btf, m->type) : NULL;
 
-	if (id <= 0)
-		return 0;
-	t = btf__type_by_id(btf, id);
-	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		const char *n = btf__name_by_offset(btf, m->name_off);
-
-		if (n && !strcmp(n, member)) {
-			const struct btf_type *mt = btf__type_by_id(btf, m->type);
-
-			while (mt && (btf_is_typedef(mt) || btf_is_mod(mt)))
-				mt = btf__type_by_id(btf, mt->type);
-			return mt ? btf_kind(mt) : 0;
-		}
-	}
-	return 0;
+	while (mt && (btf_is_typedef(mt) || btf_is_mod(mt)))
+		mt = btf__type_by_id(btf, mt->type);
+	return mt ? btf_kind(mt) : 0;
 }
 
 static bool btf_has_enumval(const struct btf *btf, const char *ename, const char *val)
