@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "breakpoint.h"
-#include "stepover.h"
+#include "arch/arch.h"
 
 #define BP_MAX 256
 #define HIST_MAX 32768 /* a power of two; kept at most three quarters full */

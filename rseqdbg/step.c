@@ -34,7 +34,7 @@
 #include "procmaps.h"
 #include "ptrace.h"
 #include "rseqarea.h"
-#include "stepover.h"
+#include "arch/arch.h"
 #include "symfmt.h"
 
 /* A passage that hits none of its breakpoints within this bound is interrupted. */

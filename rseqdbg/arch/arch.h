@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Where an instruction can go next, and where a critical section can be left: the decoding
- * behind the step-over rule. Everything specific to the architecture lives in stepover.c. */
-#ifndef RSEQDBG_STEPOVER_H
-#define RSEQDBG_STEPOVER_H
+ * behind the step-over rule. Everything specific to the architecture lives in rseqdbg/arch/:
+ * x86-decode.c decodes, x86.c reads registers. */
+#ifndef RSEQDBG_ARCH_H
+#define RSEQDBG_ARCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/user.h>
 
-#include "ptrace.h"
+typedef struct user_regs_struct rd_regs_t;
+struct rd_tracee;
 
 /* The software breakpoint instruction and its length. */
 #define RD_ARCH_BP_LEN 1

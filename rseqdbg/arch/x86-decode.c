@@ -1,54 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Instruction successors and section exits for the step-over rule (capstone). This file holds
- * every architecture specific of the stepper; x86_64 is the one implemented. */
+/* The x86_64 instruction decoder of the stepper (capstone): what an instruction does to
+ * control flow, which registers it writes, whether it stores a 64-bit word, and the ways out
+ * of a critical section found by decoding it. */
 #include <capstone.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 
-#include "stepover.h"
-
-#if !defined(__x86_64__)
-#error "rseqdbg step: only x86_64 is implemented (stepover.c holds the architecture code)"
-#endif
-
-const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN] = { 0xcc }; /* int3 */
-
-uint64_t rd_arch_pc(const rd_regs_t *r)
-{
-	return r->rip;
-}
-
-void rd_arch_set_pc(rd_regs_t *r, uint64_t pc)
-{
-	r->rip = pc;
-}
-
-uint64_t rd_arch_sp(const rd_regs_t *r)
-{
-	return r->rsp;
-}
-
-uint64_t rd_arch_bp_addr(uint64_t trap_pc)
-{
-	return trap_pc - RD_ARCH_BP_LEN; /* int3 traps after itself */
-}
-
-bool rd_arch_maps_memory(const rd_regs_t *r)
-{
-	return r->rax == SYS_mmap || r->rax == SYS_mremap;
-}
-
-bool rd_arch_syscall_restarts(const rd_regs_t *r)
-{
-	/* -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK: the kernel
-	 * moves the thread back onto the syscall instruction when it resumes. */
-	int64_t ret = (int64_t)r->rax;
-
-	return (int64_t)r->orig_rax >= 0 && (ret == -512 || ret == -513 || ret == -514 ||
-					     ret == -516);
-}
+#include "arch/arch.h"
 
 struct rd_decoder {
 	csh h;
@@ -238,103 +198,6 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 	}
 }
 
-/* The value of a 64-bit general register; false for any other register. */
-static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v)
-{
-	switch (reg) {
-	case X86_REG_RAX: *v = r->rax; break;
-	case X86_REG_RBX: *v = r->rbx; break;
-	case X86_REG_RCX: *v = r->rcx; break;
-	case X86_REG_RDX: *v = r->rdx; break;
-	case X86_REG_RSI: *v = r->rsi; break;
-	case X86_REG_RDI: *v = r->rdi; break;
-	case X86_REG_RBP: *v = r->rbp; break;
-	case X86_REG_RSP: *v = r->rsp; break;
-	case X86_REG_R8: *v = r->r8; break;
-	case X86_REG_R9: *v = r->r9; break;
-	case X86_REG_R10: *v = r->r10; break;
-	case X86_REG_R11: *v = r->r11; break;
-	case X86_REG_R12: *v = r->r12; break;
-	case X86_REG_R13: *v = r->r13; break;
-	case X86_REG_R14: *v = r->r14; break;
-	case X86_REG_R15: *v = r->r15; break;
-	case X86_REG_RIP: *v = next_pc; break;
-	default: return false;
-	}
-	return true;
-}
-
-static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t next_pc, uint64_t *ea)
-{
-	uint64_t base = 0, index = 0, seg = 0;
-
-	if (m->base != X86_REG_INVALID && !reg_value(m->base, r, next_pc, &base))
-		return false;
-	if (m->index != X86_REG_INVALID && !reg_value(m->index, r, next_pc, &index))
-		return false;
-	if (m->seg == X86_REG_FS)
-		seg = r->fs_base;
-	else if (m->seg == X86_REG_GS)
-		seg = r->gs_base;
-	*ea = seg + base + index * (uint64_t)m->scale + (uint64_t)m->disp;
-	return true;
-}
-
-size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
-		     uint64_t *out, size_t max, bool *unknown)
-{
-	uint64_t next = in->addr + in->size, t;
-	size_t n = 0;
-
-	*unknown = false;
-	if (!in->size || max < 2)
-		return 0;
-	switch (in->kind) {
-	case RD_INSN_RET:
-		if (rd_pt_peek(tr, r->rsp, &t, sizeof(t)) == 0)
-			out[n++] = t;
-		else
-			*unknown = true;
-		return n;
-	case RD_INSN_JCC:
-		out[n++] = next;
-		/* fall through */
-	case RD_INSN_JMP:
-	case RD_INSN_CALL:
-		if (in->has_target) {
-			out[n++] = in->target;
-		} else if (in->ind_reg && reg_value(in->reg, r, next, &t)) {
-			out[n++] = t;
-		} else if (in->ind_mem && mem_ea(&in->mem, r, next, &t) &&
-			   rd_pt_peek(tr, t, &t, sizeof(t)) == 0) {
-			out[n++] = t;
-		} else {
-			*unknown = true;
-		}
-		return n;
-	default:
-		out[n++] = next;
-		/* A repeated string instruction stays on itself until done. */
-		if (in->rep)
-			out[n++] = in->addr;
-		return n;
-	}
-}
-
-bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
-		   uint64_t *ea, uint64_t *val)
-{
-	uint64_t next = in->addr + in->size;
-
-	(void)tr;
-	if (!in->store || !mem_ea(&in->st_mem, r, next, ea))
-		return false;
-	if (!in->st_reg) {
-		*val = (uint64_t)in->st_imm;
-		return true;
-	}
-	return reg_value(in->st_reg, r, next, val);
-}
 
 size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
 			       uint64_t post_commit, uint64_t *out, size_t max)
