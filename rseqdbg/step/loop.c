@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ptrace loop of rseqdbg step: one step of the current thread (single-stepped, or run
+ * between breakpoints through a planned tree or a critical section), the events of the other
+ * threads while it runs, and stopping every thread at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "breakpoint.h"
+#include "common.h"
+#include "pin.h"
+#include "step/stepper.h"
+
+void set_cur(struct stepper *st, struct rd_thread *t)
+{
+	st->cur = t;
+	st->cur_tid = t->tid;
+	st->regs_valid = false;
+	st->have_rcfg = rd_rseq_config(t->tid, &st->rcfg) == 0;
+	if (!st->o.no_pin)
+		rd_pin_hold(st->tr.pid, t->tid);
+}
+
+/* Re-find cur after the thread array grew (pointers move). */
+struct rd_thread *cur(struct stepper *st)
+{
+	st->cur = rd_pt_thread(&st->tr, st->cur_tid);
+	return st->cur;
+}
+
+void report_if_inside(struct stepper *st, pid_t tid)
+{
+	rd_regs_t r;
+	struct section *s;
+
+	if (rd_pt_getregs(tid, &r) < 0)
+		return;
+	s = sec_find(st, rd_arch_pc(&r));
+	if (s)
+		print_inside(st, tid, rd_arch_pc(&r), s);
+}
+
+/* A forked child inherited our breakpoints: restore its bytes, report it, let it go. */
+void release_child(struct stepper *st, const struct rd_event *ev)
+{
+	pid_t child = (pid_t)ev->msg;
+
+	if (rd_pt_child_stopped(child) == 0) {
+		/* After vfork the child shares our tracee's memory: leave it untouched. */
+		if (!ev->code && rd_bp_count())
+			rd_bp_restore_in(child);
+		rd_pin_child(ev->tid, child);
+		rd_pt_child_detach(child);
+	}
+	print_event(st, "fork", ev->tid, "%s child %d (not followed, runs on its own)",
+		    ev->code ? "vfork" : "fork", child);
+}
+
+void handle_exec(struct stepper *st, const struct rd_event *ev)
+{
+	rd_bp_forget();
+	rd_bp_attach(st->tr.pid, st->tr.memfd);
+	rd_pin_renamed((pid_t)ev->msg, ev->tid);
+	st->nseen = 0;
+	load_modules(st);
+	st->in_exec = true;
+	print_event(st, "exec", ev->tid, "the program called exec (thread %lu); new image %s",
+		    ev->msg, st->mods.n ? st->mods.v[0].path : "?");
+}
+
+/*
+ * If ev is the trap of one of our breakpoints (planted now; with ever, also one removed since,
+ * whose trap came late), move thread tid back onto the instruction the breakpoint replaced
+ * and return the breakpoint's address; r then holds tid's registers. 0 for any other stop.
+ */
+uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever)
+{
+	uint64_t bp;
+
+	if (ev->kind != RD_EV_TRAP || ev->code != SI_KERNEL || rd_pt_getregs(tid, r) < 0)
+		return 0;
+	bp = rd_arch_bp_addr(rd_arch_pc(r));
+	if (ever ? !rd_bp_was_planted(bp) : !rd_bp_planted(bp))
+		return 0;
+	rd_arch_set_pc(r, bp);
+	rd_pt_setregs(tid, r);
+	return bp;
+}
+
+/* An event of a thread other than the stepped one. */
+static void handle_other(struct stepper *st, const struct rd_event *ev)
+{
+	struct rd_thread *t = rd_pt_thread(&st->tr, ev->tid);
+	uint64_t bp;
+	rd_regs_t r;
+
+	if (!t || t->state != RD_T_STOPPED)
+		return;
+	switch (ev->kind) {
+	case RD_EV_TRAP:
+		bp = undo_bp_trap(t->tid, ev, &r, true);
+		if (bp) {
+			if (rd_bp_planted(bp)) {
+				t->held = true; /* resumed when the step-over removes them */
+				return;
+			}
+			if (!st->o.lock_others)
+				rd_pt_cont(&st->tr, t, 0);
+			return;
+		}
+		if (!st->o.lock_others)
+			rd_pt_cont(&st->tr, t, ev->code == SI_KERNEL ? SIGTRAP : 0);
+		else if (ev->code == SI_KERNEL)
+			t->pending_sig = SIGTRAP;
+		return;
+	case RD_EV_SIGNAL:
+		if (st->o.lock_others)
+			t->pending_sig = ev->sig;
+		else
+			rd_pt_cont(&st->tr, t, ev->sig);
+		return;
+	case RD_EV_CLONE:
+		rd_pin_child(ev->tid, (pid_t)ev->msg);
+		print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)", ev->tid);
+		break;
+	case RD_EV_FORK:
+		release_child(st, ev);
+		break;
+	case RD_EV_STOP:
+		if (st->o.lock_others)
+			return;
+		break;
+	default:
+		break;
+	}
+	t = rd_pt_thread(&st->tr, ev->tid);
+	if (t && !st->o.lock_others)
+		rd_pt_cont(&st->tr, t, 0);
+}
+
+bool any_held(const struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].held)
+			return true;
+	return false;
+}
+
+void release_held(struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++) {
+		struct rd_thread *t = &st->tr.t[i];
+
+		if (!t->held)
+			continue;
+		t->held = false;
+		if (!st->o.lock_others && t->state == RD_T_STOPPED)
+			rd_pt_cont(&st->tr, t, 0);
+	}
+}
+
+int resume_cur(struct stepper *st, enum how how, int sig)
+{
+	struct rd_thread *t = cur(st);
+
+	return how == HOW_STEP ? rd_pt_singlestep(&st->tr, t, sig) : rd_pt_cont(&st->tr, t, sig);
+}
+
+/*
+ * Wait for the stepped thread to stop with something for the caller: a trap, a signal, an
+ * exec, its end (RD_EV_EXITED), or RD_EV_NONE on timeout or a quit request. Events of other
+ * threads and clone/fork events of this one are handled here.
+ */
+int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms,
+		    enum how how, bool want_stop)
+{
+	int ret;
+
+	for (;;) {
+		ret = rd_pt_wait(&st->tr, ev, timeout_ms);
+		if (ret < 0)
+			return ret;
+		if (ev->kind == RD_EV_NONE)
+			return 0;
+		if (ev->tid != st->cur_tid) {
+			if (ev->kind == RD_EV_EXEC) /* another thread exec'd: it is ours now */
+				return 0;
+			handle_other(st, ev);
+			continue;
+		}
+		switch (ev->kind) {
+		case RD_EV_CLONE:
+			rd_pin_child(ev->tid, (pid_t)ev->msg);
+			print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)",
+				    ev->tid);
+			resume_cur(st, how, 0);
+			continue;
+		case RD_EV_FORK:
+			release_child(st, ev);
+			resume_cur(st, how, 0);
+			continue;
+		case RD_EV_STOP:
+			if (want_stop)
+				return 0;
+			/* A late interrupt or a group-stop: keep going. */
+			resume_cur(st, how, 0);
+			continue;
+		default:
+			return 0;
+		}
+	}
+}
+
+enum step_status cur_gone(struct stepper *st, const struct rd_event *ev)
+{
+	int s = ev->status;
+
+	if (WIFEXITED(s))
+		print_event(st, "exit", ev->tid, "thread exited with status %d", WEXITSTATUS(s));
+	else if (WIFSIGNALED(s))
+		print_event(st, "exit", ev->tid, "thread killed by signal %d (%s)", WTERMSIG(s),
+			    strsignal(WTERMSIG(s)));
+	st->end = "exited";
+	return STEP_END;
+}
+
+/*
+ * A thread stopped by an interrupt right after it ran one of our breakpoints: the trap is
+ * still queued and reported on the next resume. Left queued, it would reach the program as
+ * a SIGTRAP after the detach.
+ */
+bool trap_queued(const rd_regs_t *r)
+{
+	return rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(r)));
+}
+
+/* Why a breakpoint could not be planted: /proc/PID/mem answers EIO for an address no mapping
+ * covers, which strerror would call an input/output error. */
+const char *plant_error(int err)
+{
+	return err == -EIO || err == -EFAULT ? "no mapping there" : strerror(-err);
+}
+
+enum step_status step_once(struct stepper *st)
+{
+	uint64_t succ[4], pc;
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	struct section *s = NULL;
+	struct rd_event ev;
+	struct rd_insn in;
+	bool unknown, known, maps = false, arms = false, restarts;
+	size_t nsucc, n = 0;
+	rd_regs_t regs;
+	ssize_t got;
+	int sig;
+
+	if (st->in_exec) {
+		/* A step from the exec stop reports the end of the system call, not an
+		 * instruction. */
+		st->in_exec = false;
+		if (rd_pt_singlestep(&st->tr, cur(st), 0) < 0 ||
+		    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+			st->end = "exited";
+			return STEP_END;
+		}
+		if (ev.kind == RD_EV_EXITED)
+			return cur_gone(st, &ev);
+		if (ev.kind == RD_EV_SIGNAL)
+			st->cur_sig = st->o.no_signals ? 0 : ev.sig;
+	}
+	if (st->regs_valid)
+		regs = st->regs;
+	else if (rd_pt_getregs(st->cur_tid, &regs) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	st->regs_valid = false;
+	pc = rd_arch_pc(&regs);
+	if (st->until_addr && pc == st->until_addr) {
+		st->end = "until";
+		return STEP_END;
+	}
+	known = rd_modules_find(&st->mods, pc) != NULL;
+	if (st->maps_dirty || (!known && !page_checked(st, pc)))
+		load_modules(st);
+	/* Sections the tables do not know are armed by a store to rseq_cs: look at it after
+	 * each store and in code outside every module. */
+	if (st->last_store || !known)
+		check_rseq_cs(st);
+
+	/* Code outside every module may be generated and rewritten: never cached. */
+	if (known) {
+		in = *insn_at(st, pc);
+	} else {
+		got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
+		n = got > 0 ? (size_t)got : 0;
+		rd_bp_unpatch(pc, buf, n);
+		rd_decode(st->dec, buf, n, pc, &in);
+	}
+
+	s = sec_find(st, pc);
+	if (s) {
+		/* Stopped inside (attach, a signal, a breakpoint of the user): resuming aborts. */
+		print_inside(st, st->cur_tid, pc, s);
+		return step_over(st, s, NULL, 0);
+	}
+	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
+	if (in.store && st->have_rcfg && st->rcfg.abi_ptr) {
+		uint64_t ea, val;
+
+		if (!rd_store_eval(&st->tr, &in, &regs, &ea, &val)) {
+			arms = true;
+		} else if (ea == st->rcfg.abi_ptr + 8) {
+			arms = true;
+			if (val)
+				learn_desc(st, val);
+		}
+	}
+	for (size_t i = 0; i < nsucc && !s; i++)
+		s = sec_find(st, succ[i]);
+	if (s) {
+		uint64_t other[4];
+		size_t no = 0;
+
+		/* A breakpoint on the instruction itself would trap before it runs. */
+		for (size_t i = 0; i < nsucc; i++)
+			if ((succ[i] < s->start || succ[i] >= s->post_commit) && succ[i] != pc)
+				other[no++] = succ[i];
+		print_step(st, &in);
+		st->steps++; /* this instruction runs at the start of the passage */
+		return step_over(st, s, other, no);
+	}
+	/* A thread that restarts a blocking system call must not run into the tree: blocked
+	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
+	 * waits for. */
+	restarts = rd_arch_syscall_restarts(&regs);
+	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step && !restarts &&
+	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
+	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
+	    tree_plan(st, &in, &regs, succ, nsucc,
+		       st->o.count ? st->o.count - st->steps : UINT64_MAX) &&
+	    tree_plant(st))
+		return tree_run(st, &in);
+	/* An instruction whose single-step trap may come one instruction late: run it to
+	 * breakpoints at its successors instead. */
+	if (in.late_trap && !unknown && !st->cur_sig && !restarts &&
+	    tree_plan(st, &in, &regs, succ, nsucc, 1) && tree_plant(st))
+		return tree_run(st, &in);
+	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
+		maps = true;
+	st->last_store = in.store;
+	sig = st->cur_sig;
+	st->cur_sig = 0;
+	if (!sig)
+		print_step(st, &in);
+	rd_bp_remove_all(); /* the last tree's: the step may stop in front of one */
+	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	if (wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	switch (ev.kind) {
+	case RD_EV_NONE:
+		/* Asked to quit: the thread stops after this step anyway. */
+		rd_pt_quit = 0;
+		wait_cur(st, &ev, 1000, HOW_STEP, true);
+		rd_pt_quit = 1;
+		if (ev.kind == RD_EV_EXITED)
+			return cur_gone(st, &ev);
+		if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
+			cur(st)->pending_sig = ev.sig;
+		st->steps += ev.kind == RD_EV_TRAP;
+		st->end = "interrupted";
+		return STEP_END;
+	case RD_EV_EXITED:
+		return cur_gone(st, &ev);
+	case RD_EV_EXEC:
+		if (ev.tid != st->cur_tid)
+			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+		st->steps++;
+		handle_exec(st, &ev);
+		return STEP_OK;
+	case RD_EV_SIGNAL:
+		/* Delivered with the next step, which then stops in the handler. */
+		st->signals++;
+		print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev.sig),
+			    st->o.no_signals ? " (not delivered)" : "");
+		st->cur_sig = st->o.no_signals ? 0 : ev.sig;
+		return STEP_OK;
+	case RD_EV_TRAP:
+		if (!sig)
+			st->steps++;
+		break;
+	default:
+		break;
+	}
+	if (maps)
+		st->maps_dirty = true;
+	if (st->o.finish && !sig) {
+		if (in.kind == RD_INSN_CALL) {
+			st->depth++;
+		} else if (in.kind == RD_INSN_RET) {
+			if (st->depth-- == 0) {
+				st->end = "finish";
+				return STEP_END;
+			}
+		}
+	}
+	return STEP_OK;
+}
+
+/* Stop one running thread and wait until it is stopped. Events of other threads are handled
+ * as usual, or when tearing down, left as they stopped. */
+void stop_thread(struct stepper *st, pid_t tid, bool teardown)
+{
+	struct rd_thread *t = rd_pt_thread(&st->tr, tid);
+	struct rd_event ev;
+	rd_regs_t r;
+
+	if (!t || t->state != RD_T_RUNNING || rd_pt_interrupt(t) < 0)
+		return;
+	for (;;) {
+		int saved = rd_pt_quit;
+
+		rd_pt_quit = 0;
+		if (rd_pt_wait(&st->tr, &ev, 2000) < 0 || ev.kind == RD_EV_NONE) {
+			rd_pt_quit = saved;
+			return;
+		}
+		rd_pt_quit = saved;
+		if (ev.tid != tid && !teardown) {
+			handle_other(st, &ev);
+			continue;
+		}
+		if (ev.tid != tid) {
+			struct rd_thread *o = rd_pt_thread(&st->tr, ev.tid);
+
+			/* While tearing down, others stay as they stopped. */
+			if (o && o->state == RD_T_STOPPED && ev.kind == RD_EV_SIGNAL)
+				o->pending_sig = ev.sig;
+			if (o && o->state == RD_T_STOPPED)
+				undo_bp_trap(o->tid, &ev, &r, true);
+			if (ev.kind == RD_EV_CLONE)
+				rd_pin_child(ev.tid, (pid_t)ev.msg);
+			if (ev.kind == RD_EV_FORK)
+				release_child(st, &ev);
+			continue;
+		}
+		t = rd_pt_thread(&st->tr, tid);
+		if (ev.kind == RD_EV_EXITED)
+			return;
+		if (ev.kind == RD_EV_STOP && rd_pt_getregs(tid, &r) == 0 && trap_queued(&r)) {
+			rd_pt_cont(&st->tr, t, 0); /* take the trap now: handled below */
+			continue;
+		}
+		if (ev.kind == RD_EV_SIGNAL)
+			t->pending_sig = ev.sig;
+		undo_bp_trap(tid, &ev, &r, true);
+		if (ev.kind == RD_EV_FORK)
+			release_child(st, &ev);
+		if (ev.kind == RD_EV_CLONE)
+			rd_pin_child(ev.tid, (pid_t)ev.msg);
+		if (ev.kind == RD_EV_CLONE || ev.kind == RD_EV_FORK) {
+			rd_pt_cont(&st->tr, t, 0);
+			rd_pt_interrupt(t);
+			continue;
+		}
+		return;
+	}
+}
+
+void stop_all(struct stepper *st)
+{
+	/* New threads may appear while we stop the others: loop until none runs. */
+	for (int pass = 0; pass < 8; pass++) {
+		bool running = false;
+
+		for (size_t i = 0; i < st->tr.nt; i++) {
+			if (st->tr.t[i].state == RD_T_RUNNING) {
+				running = true;
+				stop_thread(st, st->tr.t[i].tid, true);
+			}
+		}
+		if (!running)
+			break;
+	}
+}
+
+/* Every exit path: restore every byte, then kill (launched) or let the program go. */
+void finish_tracee(struct stepper *st, bool detach)
+{
+	rd_bp_remove_all();
+	rd_pin_release();
+	if (st->tr.exited && !st->tr.launched)
+		return;
+	if (st->tr.launched && !detach) {
+		rd_pt_kill(&st->tr);
+		return;
+	}
+	stop_all(st);
+	rd_bp_remove_all();
+	/* A signal of the stepped thread not yet delivered goes with the detach. */
+	if (st->cur_sig && cur(st) && !cur(st)->pending_sig)
+		cur(st)->pending_sig = st->cur_sig;
+	st->cur_sig = 0;
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].state == RD_T_STOPPED)
+			rd_pt_detach(&st->tr, &st->tr.t[i]);
+	if (st->tr.launched && !st->tr.exited) {
+		int status;
+
+		/* Our child: let it run to completion and say how it ended. Threads that
+		 * died while traced are reaped here too, or the leader never could be. */
+		for (;;) {
+			pid_t p = waitpid(-1, &status, __WALL);
+
+			if (p < 0 && errno == EINTR)
+				continue;
+			if (p < 0)
+				break;
+			if (p == st->tr.pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+				st->tr.exited = true;
+				st->tr.exit_status = status;
+				break;
+			}
+		}
+	}
+}

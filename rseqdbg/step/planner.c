@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The path planner: the tree of the paths ahead of the current instruction. A leaf is
+ * anything that must be looked at with the thread stopped in front of it: a return or
+ * indirect branch, a system call, an instruction that may enter a section or arm one, the
+ * end of --count. No breakpoint goes inside an instruction of the tree (a branch into the
+ * middle of one, as in "je 1f; lock; 1: cmpxchg"): where two paths disagree on instruction
+ * boundaries, the branch where they part is a leaf.
+ */
+#include <string.h>
+
+#include "step/planner.h"
+
+int plan_find(const struct plan *p, uint64_t addr)
+{
+	for (size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH; p->hash[i];
+	     i = (i + 1) % PLAN_HASH)
+		if (p->n[p->hash[i] - 1].addr == addr)
+			return p->hash[i] - 1;
+	return -1;
+}
+
+static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, uint32_t wregs)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH;
+
+	while (p->hash[i])
+		i = (i + 1) % PLAN_HASH;
+	p->hash[i] = (int16_t)(p->nn + 1);
+	p->n[p->nn++] = (struct pnode){ .addr = addr, .depth = depth, .wregs = wregs,
+					.parent = parent };
+}
+
+/* Whether node x (not the root), module code within the count, may run unseen. */
+static bool plan_interior(const struct plan_env *env, const struct pnode *x,
+			  const struct rd_insn *in)
+{
+	bool branch = (in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC ||
+		       in->kind == RD_INSN_CALL) && in->has_target;
+
+	if (!in->size || (!in->plain && !branch) || env->in_section(env->ctx, x->addr))
+		return false;
+	if (in->store && env->rseq_cs) {
+		/* It must provably miss rseq_cs: its address registers hold what they held at
+		 * the root. */
+		uint64_t ea, cs = env->rseq_cs;
+
+		if ((in->st_regs & x->wregs) || !env->store_addr(env->ctx, in, &ea) ||
+		    (ea < cs + 8 && ea + 8 > cs))
+			return false;
+	}
+	return true;
+}
+
+/* The length of node k's instruction; leaves past the count or outside every module are
+ * decoded only now, for plan_check. 0 when it cannot be decoded. */
+static unsigned int plan_size(struct plan *p, const struct plan_env *env, int k)
+{
+	struct pnode *x = &p->n[k];
+
+	if (!x->size)
+		x->size = (uint8_t)env->insn_len(env->ctx, x->addr);
+	return x->size;
+}
+
+int plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr)
+{
+	for (unsigned int k = 1; k < RD_ARCH_INSN_MAX && k <= addr; k++) {
+		int j = plan_find(p, addr - k);
+
+		if (j >= 0 && !p->n[j].dead && plan_size(p, env, j) > k)
+			return j;
+	}
+	return -1;
+}
+
+/* Make the branch where the paths to nodes a and b part a leaf, cutting off what lies
+ * beyond it. False when that branch is the root: no tree then. */
+static bool plan_cut(struct plan *p, int a, int b)
+{
+	/* A parent comes before its children in the array. */
+	while (a != b) {
+		if (a > b)
+			a = p->n[a].parent;
+		else
+			b = p->n[b].parent;
+	}
+	if (a == 0)
+		return false;
+	if (!p->n[a].leaf) {
+		p->n[a].leaf = true;
+		p->nleaves++;
+	}
+	for (int i = a + 1; i < p->nn; i++) {
+		struct pnode *x = &p->n[i];
+
+		if (x->dead || (x->parent != a && !p->n[x->parent].dead))
+			continue;
+		x->dead = true;
+		if (x->leaf) {
+			x->leaf = false;
+			p->nleaves--;
+		}
+	}
+	return true;
+}
+
+/*
+ * A breakpoint inside an instruction that a path of the tree runs (or that another thread
+ * runs at the same address) turns it into another instruction: "lock cmpxchg" with one at
+ * its second byte is "lock int3", an illegal instruction. Where a leaf lies inside a node's
+ * instruction, the paths to the two disagree on instruction boundaries: stop both at the
+ * branch where they part. False when that is the root.
+ */
+static bool plan_check(struct plan *p, const struct plan_env *env)
+{
+
+	for (int i = 1; i < p->nn; i++) {
+		int j;
+
+		if (!p->n[i].leaf) /* a leaf is never dead */
+			continue;
+		j = plan_covering(p, env, p->n[i].addr);
+		if (j < 0)
+			continue;
+		if (!plan_cut(p, i, j))
+			return false;
+		i = 0; /* the new leaf and what remains: look again */
+	}
+	return true;
+}
+
+/* Breadth first. */
+bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+		const uint64_t *succ, size_t nsucc, uint64_t left)
+{
+	int head = 0;
+
+	p->nn = 0;
+	p->nleaves = 0;
+	memset(p->hash, 0, sizeof(p->hash));
+	plan_add(p, root->addr, -1, 0, 0);
+	while (head < p->nn) {
+		int i = head++;
+		struct pnode *x = &p->n[i];
+		const struct rd_insn *in = root;
+		uint64_t s[4];
+		size_t ns = 0;
+		bool ok = true;
+
+		if (i == 0) {
+			x->size = (uint8_t)root->size;
+			for (size_t k = 0; k < nsucc && ns < 4; k++)
+				if (!ns || s[0] != succ[k]) /* a branch to the next instruction */
+					s[ns++] = succ[k];
+		} else {
+			/* Past the count, at --until or outside every module (never decoded
+			 * into the caches): a leaf. */
+			in = x->depth < left && x->addr != env->until ? env->insn(env->ctx, x->addr)
+								       : NULL;
+			if (in)
+				x->size = (uint8_t)in->size;
+			if (!in || !plan_interior(env, x, in)) {
+				x->leaf = true;
+				p->nleaves++;
+				continue;
+			}
+			if (in->kind == RD_INSN_OTHER || in->kind == RD_INSN_JCC)
+				s[ns++] = x->addr + in->size;
+			if (in->kind != RD_INSN_OTHER && !(ns && s[0] == in->target))
+				s[ns++] = in->target;
+		}
+		for (size_t k = 0; k < ns && ok; k++)
+			ok = !env->in_section(env->ctx, s[k]) && plan_find(p, s[k]) < 0 &&
+			     env->can_plant(env->ctx, s[k]);
+		/* The frontier (leaves and nodes still to look at) becomes the breakpoints. */
+		if (ok && (p->nn + (int)ns > PLAN_NODES ||
+			   p->nleaves + (p->nn - head) + (int)ns > PLAN_LEAVES))
+			ok = false;
+		if (!ok) {
+			if (i == 0)
+				return false;
+			x->leaf = true;
+			p->nleaves++;
+			continue;
+		}
+		for (size_t k = 0; k < ns; k++)
+			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
+	}
+	return p->nn > 1 && plan_check(p, env);
+}

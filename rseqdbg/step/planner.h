@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The path planner of the stepper. From the current instruction it builds the tree of the
+ * paths ahead (through fall-throughs, direct jumps and calls, both ways of conditional
+ * branches) in which each address appears once; the stepper plants breakpoints at the
+ * leaves and lets the thread run, and where it stops names the one path it took.
+ *
+ * Pure logic: the program is seen only through struct plan_env, so tests feed it decoded
+ * bytes and no process.
+ */
+#ifndef RSEQDBG_STEP_PLANNER_H
+#define RSEQDBG_STEP_PLANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/arch.h"
+
+#define PLAN_NODES 192 /* instructions in one run's tree */
+#define PLAN_LEAVES 24 /* breakpoints of one run */
+#define PLAN_HASH 512  /* well above PLAN_NODES: short probes */
+
+/* One instruction of a run's tree. */
+struct pnode {
+	uint64_t addr;
+	uint32_t depth; /* instructions run before it on the way from the root */
+	uint32_t wregs; /* registers written on that way */
+	int parent;
+	uint8_t size; /* of its instruction; 0 while not decoded */
+	bool leaf;    /* a breakpoint: the thread stops in front of it */
+	bool dead;    /* cut off with a branch made a leaf: not part of the tree */
+};
+
+struct plan {
+	struct pnode n[PLAN_NODES]; /* n[0] is the root; a parent comes before its children */
+	int nn, nleaves;
+	int16_t hash[PLAN_HASH]; /* node index + 1 by address */
+};
+
+/* What the planner may know of the program. */
+struct plan_env {
+	void *ctx;
+	/* The decoded instruction at addr if it is code that may run unseen (module code,
+	 * which does not change under us), else NULL: a leaf. */
+	const struct rd_insn *(*insn)(void *ctx, uint64_t addr);
+	/* The length of the instruction at addr wherever it is; 0 when it cannot be read. */
+	unsigned int (*insn_len)(void *ctx, uint64_t addr);
+	/* Whether addr lies inside a known critical section. */
+	bool (*in_section)(void *ctx, uint64_t addr);
+	/* Whether a breakpoint can go at addr (a mapping covers it). */
+	bool (*can_plant)(void *ctx, uint64_t addr);
+	/* The address a 64-bit store writes, from the registers at the root; false when it
+	 * cannot be computed. */
+	bool (*store_addr)(void *ctx, const struct rd_insn *in, uint64_t *ea);
+	uint64_t rseq_cs; /* address of the thread's rseq_cs field; 0 when unknown */
+	uint64_t until;	  /* an address that is always a leaf (--until) */
+};
+
+/*
+ * The tree of the paths ahead of root (the current instruction, whose successors succ are
+ * exact), at most left instructions deep. Every address appears once, so the address the
+ * thread stops at names its path. No leaf lies inside an instruction of the tree. False when
+ * no tree of more than one step can be built.
+ */
+bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+		const uint64_t *succ, size_t nsucc, uint64_t left);
+/* The node at addr, or -1. */
+int plan_find(const struct plan *p, uint64_t addr);
+/* The node of the tree whose instruction covers addr without starting there, or -1. */
+int plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr);
+
+#endif

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The critical sections the stepper knows: those of the descriptor tables of every mapped
+ * module, at runtime addresses, and those learned from a thread's rseq_cs at run time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "breakpoint.h"
+#include "step/stepper.h"
+
+static int sec_cmp(const void *a, const void *b)
+{
+	const struct section *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void sec_free(struct section *s)
+{
+	free(s->func);
+	free(s->file);
+}
+
+static void name_section(struct stepper *st, struct section *s)
+{
+	const struct rd_module *m = rd_modules_find(&st->mods, s->start);
+	struct elfscan_loc loc;
+
+	if (m && m->es && elfscan_symbolize(m->es, s->start - m->bias, &loc) == 0) {
+		s->func = loc.func ? strdup(loc.func) : NULL;
+		s->file = loc.file ? strdup(base_name(loc.file)) : NULL;
+		s->line = loc.line;
+	}
+}
+
+static struct section *sec_add(struct stepper *st, uint64_t start, uint64_t post_commit,
+			       uint64_t abort_ip, uint64_t desc, enum sec_source src)
+{
+	struct section *s;
+
+	if (st->nsecs == st->capsecs) {
+		size_t cap = st->capsecs ? st->capsecs * 2 : 64;
+		struct section *v = realloc(st->secs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		st->secs = v;
+		st->capsecs = cap;
+	}
+	s = &st->secs[st->nsecs++];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	s->post_commit = post_commit;
+	s->abort = abort_ip;
+	s->desc = desc;
+	s->src = src;
+	name_section(st, s);
+	return s;
+}
+
+struct section *sec_find(struct stepper *st, uint64_t addr)
+{
+	size_t lo = 0, hi = st->nsecs;
+
+	/* Last section starting at or before addr; sections rarely overlap, look back a few. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->secs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, k = 0; i-- > 0 && k < 4; k++)
+		if (addr >= st->secs[i].start && addr < st->secs[i].post_commit)
+			return &st->secs[i];
+	return NULL;
+}
+
+/* The sections of every module's tables, at runtime addresses; learned ones are kept. */
+static void load_table_sections(struct stepper *st)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < st->nsecs; i++) {
+		if (st->secs[i].src == SRC_TABLE)
+			sec_free(&st->secs[i]);
+		else
+			st->secs[keep++] = st->secs[i];
+	}
+	st->nsecs = keep;
+	for (size_t m = 0; m < st->mods.n; m++) {
+		const struct rd_module *mod = &st->mods.v[m];
+
+		for (size_t i = 0; mod->es && i < elfscan_count(mod->es); i++) {
+			const struct elfscan_cs *cs = elfscan_get(mod->es, i);
+			struct section *s;
+
+			if (!cs->post_commit_offset || cs->post_commit_ip < cs->start_ip)
+				continue;
+			s = sec_add(st, cs->start_ip + mod->bias, cs->post_commit_ip + mod->bias,
+				    cs->abort_ip + mod->bias, cs->desc_addr + mod->bias, SRC_TABLE);
+			for (size_t e = 0; s && e < cs->nexits && s->nexits < MAX_EXITS; e++)
+				s->exits[s->nexits++] = cs->exits[e].exit_ip + mod->bias;
+		}
+	}
+	/* A section learned at run time and also in a table now: keep the table's. */
+	if (st->nsecs) /* secs is NULL while no section is known */
+		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
+	keep = 0;
+	for (size_t i = 0; i < st->nsecs; i++) {
+		struct section *s = &st->secs[i];
+
+		if (keep && s->start == st->secs[keep - 1].start &&
+		    s->post_commit == st->secs[keep - 1].post_commit) {
+			if (s->src == SRC_TABLE && st->secs[keep - 1].src != SRC_TABLE) {
+				sec_free(&st->secs[keep - 1]);
+				st->secs[keep - 1] = *s;
+			} else {
+				sec_free(s);
+			}
+			continue;
+		}
+		st->secs[keep++] = *s;
+	}
+	st->nsecs = keep;
+}
+
+void symcache_clear(struct stepper *st)
+{
+	for (size_t i = 0; st->symcache && i < SYMCACHE; i++) {
+		free(st->symcache[i].text);
+		st->symcache[i].text = NULL;
+		st->symcache[i].pc = 0;
+	}
+}
+
+int load_modules(struct stepper *st)
+{
+	struct elfscan_opts eo = { .sz = sizeof(eo) };
+	int ret;
+
+	rd_modules_free(&st->mods);
+	ret = rd_modules_load(st->tr.pid, &eo, &st->mods);
+	symcache_clear(st);
+	if (st->code)
+		memset(st->code, 0, CODECACHE * sizeof(*st->code));
+	for (size_t i = 0; st->dcache && i < DCACHE; i++)
+		st->dcache[i].addr = 0;
+	st->nunknown = 0;
+	st->maps_dirty = false;
+	load_table_sections(st);
+	return ret;
+}
+
+/* A descriptor the thread armed: add its section unless known. */
+void learn_desc(struct stepper *st, uint64_t desc)
+{
+	struct {
+		uint32_t version, flags;
+		uint64_t start, post_commit_offset, abort_ip;
+	} d;
+
+	for (size_t i = 0; i < st->nseen; i++)
+		if (st->seen_desc[i] == desc)
+			return;
+	if (st->nseen < sizeof(st->seen_desc) / sizeof(st->seen_desc[0]))
+		st->seen_desc[st->nseen++] = desc;
+	if (rd_pt_peek(&st->tr, desc, &d, sizeof(d)) < 0 || d.version != 0 ||
+	    !d.post_commit_offset || d.post_commit_offset > (1u << 20) ||
+	    d.start + d.post_commit_offset < d.start ||
+	    (d.abort_ip >= d.start && d.abort_ip < d.start + d.post_commit_offset))
+		return;
+	for (size_t i = 0; i < st->nsecs; i++)
+		if (st->secs[i].start == d.start &&
+		    st->secs[i].post_commit == d.start + d.post_commit_offset)
+			return;
+	if (sec_add(st, d.start, d.start + d.post_commit_offset, d.abort_ip, desc, SRC_RSEQ_CS))
+		qsort(st->secs, st->nsecs, sizeof(*st->secs), sec_cmp);
+}
+
+/* Read the rseq_cs field of the current thread: a descriptor armed right now. */
+void check_rseq_cs(struct stepper *st)
+{
+	uint64_t cs;
+
+	if (!st->have_rcfg || !st->rcfg.abi_ptr)
+		return;
+	if (rd_pt_peek(&st->tr, st->rcfg.abi_ptr + 8, &cs, sizeof(cs)) == 0 && cs)
+		learn_desc(st, cs);
+}
+
+void compute_exits(struct stepper *st, struct section *s)
+{
+	size_t len = s->post_commit - s->start;
+	uint8_t *code;
+
+	s->exits_known = true;
+	code = malloc(len);
+	if (!code)
+		return;
+	if (rd_pt_peek(&st->tr, s->start, code, len) == 0) {
+		rd_bp_unpatch(s->start, code, len);
+		s->nexits += rd_section_branch_exits(st->dec, code, s->start, s->post_commit,
+						     s->exits + s->nexits, MAX_EXITS - s->nexits);
+	}
+	free(code);
+}

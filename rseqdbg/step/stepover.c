@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The step-over of a critical section. A stop inside an armed section makes the kernel move
+ * the thread to the abort handler on resume, so a section is run at full speed between
+ * temporary breakpoints at its exits and reported as one passage.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "breakpoint.h"
+#include "common.h"
+#include "step/stepper.h"
+
+static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == a)
+			return true;
+	return false;
+}
+
+/* Let the thread run through section s between breakpoints at its exits and at the other
+ * successors of the current instruction; report the passage. */
+enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
+				  size_t nother)
+{
+	uint64_t stops0 = cur(st)->stops, t0, bp = 0;
+	enum result r = RES_NONE;
+	struct rd_event ev;
+	bool net = false;
+	rd_regs_t regs;
+	int ret;
+
+	rd_bp_remove_all(); /* the last tree's, which may lie inside the section */
+	if (!s->exits_known)
+		compute_exits(st, s);
+	bp = s->post_commit;
+	ret = rd_bp_plant(bp);
+	if (!ret) {
+		bp = s->abort;
+		ret = rd_bp_plant(bp);
+	}
+	/* A branch target that nothing maps (a call to an undefined weak function, decoded
+	 * from bytes that are not code) cannot be reached without a fault, which the passage
+	 * sees as a signal: no breakpoint is needed there. */
+	for (size_t i = 0; !ret && i < s->nexits + nother; i++) {
+		uint64_t a = i < s->nexits ? s->exits[i] : other[i - s->nexits];
+
+		if (i >= s->nexits && sec_find(st, a))
+			continue;
+		ret = rd_bp_plant(a);
+		if (ret == -EIO || ret == -EFAULT)
+			ret = 0;
+		else if (ret)
+			bp = a;
+	}
+	if (ret) {
+		rd_bp_remove_all();
+		rd_error("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#"
+			 PRIx64 ": %s", bp, place(st, bp), s->start, plant_error(ret));
+		return STEP_ERR;
+	}
+	bp = 0;
+	t0 = now_ns();
+	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
+		goto gone;
+	st->cur_sig = 0;
+	for (;;) {
+		ret = wait_cur(st, &ev, SAFETY_NET_MS, HOW_CONT, net);
+		if (ret < 0)
+			goto gone;
+		if (ev.kind == RD_EV_NONE) {
+			if (rd_pt_quit) {
+				/* Stop the thread where it is; it is not inside a section we
+				 * know unless the kernel had to abort it. */
+				rd_bp_remove_all();
+				release_held(st);
+				rd_pt_interrupt(cur(st));
+				st->end = "interrupted";
+				rd_pt_quit = 0;
+				wait_cur(st, &ev, 1000, HOW_CONT, true);
+				if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 &&
+				    trap_queued(&regs) && resume_cur(st, HOW_CONT, 0) == 0)
+					wait_cur(st, &ev, 1000, HOW_CONT, true);
+				rd_pt_quit = 1;
+				if (ev.kind == RD_EV_EXITED)
+					return cur_gone(st, &ev);
+				if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
+					cur(st)->pending_sig = ev.sig;
+				undo_bp_trap(st->cur_tid, &ev, &regs, true);
+				return STEP_END;
+			}
+			if (!net) {
+				/* The safety net: stop the thread to see where it is. */
+				net = true;
+				rd_pt_interrupt(cur(st));
+				continue;
+			}
+			continue;
+		}
+		if (ev.kind == RD_EV_EXITED) {
+			rd_bp_forget();
+			return cur_gone(st, &ev);
+		}
+		if (ev.kind == RD_EV_EXEC) {
+			if (ev.tid != st->cur_tid)
+				set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+			handle_exec(st, &ev);
+			return STEP_OK;
+		}
+		if (ev.kind == RD_EV_SIGNAL) {
+			st->signals++;
+			print_event(st, "signal", st->cur_tid, "%s during the passage%s",
+				    strsignal(ev.sig), st->o.no_signals ? " (not delivered)" : "");
+			resume_cur(st, HOW_CONT, st->o.no_signals ? 0 : ev.sig);
+			continue;
+		}
+		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+		if (bp) {
+			if (bp == s->post_commit)
+				r = RES_COMMIT;
+			else if (bp == s->abort)
+				r = RES_ABORT;
+			else if (in_section_set(bp, s->exits, s->nexits))
+				r = RES_EXIT;
+			else
+				r = RES_NONE;
+			break;
+		}
+		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+			goto gone;
+		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL) {
+			/* The program's own breakpoint instruction. */
+			resume_cur(st, HOW_CONT, SIGTRAP);
+			continue;
+		}
+		if (net && ev.kind == RD_EV_STOP) {
+			uint64_t pc = rd_arch_pc(&regs);
+
+			if (pc >= s->start && pc < s->post_commit) {
+				/* Still running the section (slow or preempted): resuming aborts it
+				 * and the abort breakpoint takes the thread. */
+				net = false;
+				resume_cur(st, HOW_CONT, 0);
+				continue;
+			}
+			bp = pc;
+			r = RES_LOST;
+			print_event(st, "safety-net", st->cur_tid,
+				    "no breakpoint hit within %d ms; stepping resumes at %#" PRIx64
+				    " %s", SAFETY_NET_MS, pc, place(st, pc));
+			break;
+		}
+		/* A single-step trap left over, or an interrupt we no longer need. */
+		resume_cur(st, HOW_CONT, 0);
+	}
+	rd_bp_remove_all();
+	release_held(st);
+	if (r != RES_NONE) {
+		st->passages++;
+		st->res[r]++;
+		/* The stepped thread's stops: others held at a breakpoint do not count. */
+		st->stops_in_passages += cur(st)->stops - stops0;
+		print_passage(st, s, r, bp, now_ns() - t0, net);
+	}
+	return STEP_OK;
+gone:
+	rd_bp_remove_all();
+	release_held(st);
+	st->end = "exited";
+	return STEP_END;
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * rseqdbg step, inside: the state of one stepping session and the parts that share it.
+ *
+ *   cmd.c       options, setup, the main loop, teardown
+ *   loop.c      the ptrace loop: one step of the current thread, events of the others
+ *   stepover.c  a critical section run at full speed between breakpoints at its exits
+ *   tree.c      straight-line code run between breakpoints at the leaves of a planned tree
+ *   planner.c   the tree of paths ahead (pure logic, planner.h)
+ *   sections.c  the known critical sections: tables of mapped modules, rseq_cs at run time
+ *   output.c    steps, passages and events as text or JSON lines
+ */
+#ifndef RSEQDBG_STEP_STEPPER_H
+#define RSEQDBG_STEP_STEPPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "arch/arch.h"
+#include "procmaps.h"
+#include "ptrace.h"
+#include "rseqarea.h"
+#include "step/planner.h"
+
+/* A passage that hits none of its breakpoints within this bound is interrupted. */
+#define SAFETY_NET_MS 200
+#define MAX_EXITS 32
+#define DCACHE 4096 /* decoded instructions of module code, by address */
+#define SYMCACHE 4096
+#define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
+#define KEEP_BPS 64  /* breakpoints left planted between trees, at most */
+
+enum sec_source {
+	SRC_TABLE,   /* a descriptor table of a mapped module */
+	SRC_RSEQ_CS, /* the descriptor a thread's rseq_cs pointed to */
+};
+
+struct section {
+	uint64_t start, post_commit, abort, desc;
+	enum sec_source src;
+	char *func, *file;
+	int line;
+	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
+	size_t nexits;
+	bool exits_known;
+};
+
+enum result {
+	RES_COMMIT,
+	RES_ABORT,
+	RES_EXIT,
+	RES_LOST, /* left by a way no breakpoint covered: found by the safety net */
+	RES_NONE, /* the section was not entered after all */
+};
+
+struct opts {
+	pid_t pid, tid;
+	const char *from, *until;
+	uint64_t count;
+	bool finish, quiet, detach, lock_others, no_signals, single_step, no_pin;
+	char **argv;
+};
+
+struct dcache_ent {
+	uint64_t addr;
+	struct rd_insn in;
+};
+
+struct symline {
+	uint64_t pc;
+	char *text; /* "module+0x12 func+0x4 (file.S:42)" */
+};
+
+struct stepper {
+	struct opts o;
+	struct rd_tracee tr;
+	struct rd_modules mods;
+	struct rd_decoder *dec;
+	struct section *secs;
+	size_t nsecs, capsecs;
+	uint64_t seen_desc[256]; /* rseq_cs values already looked at */
+	size_t nseen;
+	struct rd_thread *cur;
+	pid_t cur_tid;
+	struct rd_rseq_config rcfg;
+	bool have_rcfg;
+	int cur_sig; /* to deliver on the next resume of cur */
+	uint64_t until_addr;
+	int depth; /* --finish: calls minus returns since the start */
+	bool maps_dirty;
+	bool in_exec; /* stopped in exec: the first step only leaves the system call */
+	bool last_store; /* the last instruction stepped stored a 64-bit word */
+	rd_regs_t regs;	 /* the stepped thread's registers, as its last stop left them */
+	bool regs_valid;
+	uint64_t unknown_pages[256];
+	size_t nunknown;
+	struct symline *symcache;
+	struct codepage {
+		uint64_t page; /* page address + 1; 0 when empty */
+		uint8_t bytes[4096];
+	} *code;
+	struct dcache_ent *dcache;
+	struct plan plan;
+	struct plan_env penv;	  /* the planner's view of this process */
+	const rd_regs_t *penv_regs; /* the registers at the root of the tree being planned */
+	const char *end;
+	/* Counts for the summary. */
+	uint64_t steps, passages, res[RES_NONE + 1], stops_in_passages, signals;
+	struct timespec t0;
+};
+
+enum how {
+	HOW_STEP,
+	HOW_CONT,
+};
+
+enum step_status {
+	STEP_OK,
+	STEP_END, /* the end: st->end says why */
+	STEP_ERR,
+};
+
+/* Why our output could not be written (a closed pipe: SIGPIPE is ignored); 0 while it can. */
+extern int out_errno;
+
+/* output.c */
+void check_output(void);
+uint64_t now_ns(void);
+const char *base_name(const char *p);
+const char *place(struct stepper *st, uint64_t pc);
+void print_step(struct stepper *st, const struct rd_insn *in);
+void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
+		   uint64_t ns, bool net);
+void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
+/* A one-off event: new thread, signal, fork, exec, exit, safety net. */
+void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void print_summary(struct stepper *st);
+
+/* sections.c */
+void sec_free(struct section *s);
+struct section *sec_find(struct stepper *st, uint64_t addr);
+void symcache_clear(struct stepper *st);
+int load_modules(struct stepper *st);
+void learn_desc(struct stepper *st, uint64_t desc);
+void check_rseq_cs(struct stepper *st);
+void compute_exits(struct stepper *st, struct section *s);
+
+/* loop.c */
+void set_cur(struct stepper *st, struct rd_thread *t);
+struct rd_thread *cur(struct stepper *st);
+void report_if_inside(struct stepper *st, pid_t tid);
+void release_child(struct stepper *st, const struct rd_event *ev);
+void handle_exec(struct stepper *st, const struct rd_event *ev);
+uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever);
+bool any_held(const struct stepper *st);
+void release_held(struct stepper *st);
+int resume_cur(struct stepper *st, enum how how, int sig);
+int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
+	     bool want_stop);
+enum step_status cur_gone(struct stepper *st, const struct rd_event *ev);
+bool trap_queued(const rd_regs_t *r);
+const char *plant_error(int err);
+enum step_status step_once(struct stepper *st);
+void stop_thread(struct stepper *st, pid_t tid, bool teardown);
+void stop_all(struct stepper *st);
+void finish_tracee(struct stepper *st, bool detach);
+
+/* stepover.c */
+enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
+			   size_t nother);
+
+/* tree.c */
+bool page_checked(struct stepper *st, uint64_t pc);
+const struct rd_insn *insn_at(struct stepper *st, uint64_t pc);
+void tree_env_init(struct stepper *st);
+bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+	       const uint64_t *succ, size_t nsucc, uint64_t left);
+bool tree_plant(struct stepper *st);
+enum step_status tree_run(struct stepper *st, const struct rd_insn *root);
+
+#endif

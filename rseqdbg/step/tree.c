@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Running between breakpoints outside sections. The thread runs from the current instruction
+ * to the leaves of the tree the planner builds; where it stops names the one path it took, so
+ * the instructions it ran are known and counted exactly. Module code is read once a page and
+ * decoded once an address: it does not change under us.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "breakpoint.h"
+#include "common.h"
+#include "step/stepper.h"
+
+/* The bytes at pc (at most len), original bytes under our breakpoints. Returns how many.
+ * A page is kept as the program's bytes: one read while some of our breakpoints are planted
+ * (planting a tree's leaves one by one) would otherwise keep an int3 after its removal. */
+static size_t fetch_code(struct stepper *st, uint64_t pc, uint8_t *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len) {
+		uint64_t a = pc + n, page = a & ~4095ull;
+		struct codepage *c = &st->code[(page >> 12) % CODECACHE];
+		size_t k = 4096 - (a - page);
+
+		if (c->page != page + 1) {
+			if (pread(st->tr.memfd, c->bytes, sizeof(c->bytes), (off_t)page) !=
+			    sizeof(c->bytes)) {
+				c->page = 0;
+				break;
+			}
+			rd_bp_unpatch(page, c->bytes, sizeof(c->bytes));
+			c->page = page + 1;
+		}
+		if (k > len - n)
+			k = len - n;
+		memcpy(buf + n, c->bytes + (a - page), k);
+		n += k;
+	}
+	return n;
+}
+
+/* Whether a breakpoint can go at addr: a mapping covers it. A direct call to an undefined
+ * weak function targets 0, behind a test that skips it: a path decoded, never taken. */
+static bool can_plant(struct stepper *st, uint64_t addr)
+{
+	uint8_t b;
+
+	if (rd_modules_find(&st->mods, addr))
+		return fetch_code(st, addr, &b, 1) == 1;
+	return pread(st->tr.memfd, &b, 1, (off_t)addr) == 1;
+}
+
+bool page_checked(struct stepper *st, uint64_t pc)
+{
+	uint64_t page = pc >> 12;
+
+	for (size_t i = 0; i < st->nunknown; i++)
+		if (st->unknown_pages[i] == page)
+			return true;
+	if (st->nunknown < sizeof(st->unknown_pages) / sizeof(st->unknown_pages[0]))
+		st->unknown_pages[st->nunknown++] = page;
+	else
+		return true;
+	return false;
+}
+
+/* The decoded instruction at pc, module code only (it does not change under us). */
+const struct rd_insn *insn_at(struct stepper *st, uint64_t pc)
+{
+	struct dcache_ent *e = &st->dcache[(pc ^ (pc >> 13)) % DCACHE];
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	size_t n;
+
+	if (e->addr == pc)
+		return &e->in;
+	n = fetch_code(st, pc, buf, sizeof(buf));
+	rd_decode(st->dec, buf, n, pc, &e->in);
+	e->addr = pc;
+	return &e->in;
+}
+
+/* ---- the planner's view of the process ------------------------------------------------ */
+
+static const struct rd_insn *env_insn(void *ctx, uint64_t addr)
+{
+	struct stepper *st = ctx;
+
+	return rd_modules_find(&st->mods, addr) ? insn_at(st, addr) : NULL;
+}
+
+/* Leaves past the count or outside every module are decoded only when the planner asks. */
+static unsigned int env_insn_len(void *ctx, uint64_t addr)
+{
+	struct stepper *st = ctx;
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	struct rd_insn in;
+	ssize_t got;
+
+	if (rd_modules_find(&st->mods, addr))
+		return insn_at(st, addr)->size;
+	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)addr);
+	if (got <= 0)
+		return 0;
+	rd_bp_unpatch(addr, buf, (size_t)got);
+	rd_decode(st->dec, buf, (size_t)got, addr, &in);
+	return in.size;
+}
+
+static bool env_in_section(void *ctx, uint64_t addr)
+{
+	return sec_find(ctx, addr) != NULL;
+}
+
+static bool env_can_plant(void *ctx, uint64_t addr)
+{
+	return can_plant(ctx, addr);
+}
+
+static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+{
+	struct stepper *st = ctx;
+	uint64_t val;
+
+	return rd_store_eval(&st->tr, in, st->penv_regs, ea, &val);
+}
+
+void tree_env_init(struct stepper *st)
+{
+	st->penv = (struct plan_env){
+		.ctx = st,
+		.insn = env_insn,
+		.insn_len = env_insn_len,
+		.in_section = env_in_section,
+		.can_plant = env_can_plant,
+		.store_addr = env_store_addr,
+	};
+}
+
+/* Plan the tree ahead of root, the current instruction (registers regs, successors succ). */
+bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+	       const uint64_t *succ, size_t nsucc, uint64_t left)
+{
+	st->penv.rseq_cs = st->have_rcfg && st->rcfg.abi_ptr ? st->rcfg.abi_ptr + 8 : 0;
+	st->penv.until = st->until_addr;
+	st->penv_regs = regs;
+	return plan_build(&st->plan, &st->penv, root, succ, nsucc, left);
+}
+
+/* Count (and print) the instructions the thread ran from the root to node k, exclusive. */
+static void account_path(struct stepper *st, const struct rd_insn *root, int k)
+{
+	int path[PLAN_NODES], n = 0;
+
+	for (int i = st->plan.n[k].parent; i >= 0; i = st->plan.n[i].parent)
+		path[n++] = i;
+	while (n-- > 0) {
+		const struct rd_insn *in = path[n] ? insn_at(st, st->plan.n[path[n]].addr) : root;
+
+		print_step(st, in);
+		st->steps++;
+		if (st->o.finish && in->kind == RD_INSN_CALL)
+			st->depth++;
+		else if (st->o.finish && in->kind == RD_INSN_RET)
+			st->depth--;
+	}
+}
+
+/* Whether a breakpoint left from the last tree may stay: it is a leaf of this one, or lies
+ * where this tree never runs (not on or inside an instruction of its paths). Beyond a bound
+ * only leaves stay. */
+static bool tree_keeps(uint64_t addr, void *arg)
+{
+	struct stepper *st = arg;
+	const struct plan *p = &st->plan;
+	int k = plan_find(p, addr);
+
+	if (k >= 0 && !p->n[k].dead)
+		return p->n[k].leaf;
+	if (rd_bp_count() > KEEP_BPS)
+		return false;
+	k = plan_covering(&st->plan, &st->penv, addr);
+	return k < 0 || p->n[k].leaf;
+}
+
+/* Plant the planned tree's leaves. On failure none stays planted and the caller steps the
+ * root alone: a single step needs no breakpoint. */
+bool tree_plant(struct stepper *st)
+{
+	struct plan *p = &st->plan;
+	int ret = 0;
+
+	/* The last trees' breakpoints stay where this tree cannot run into them (a loop runs
+	 * the same tree again): planting and removing are most of a stop's system calls. */
+	rd_bp_remove_unless(tree_keeps, st);
+	for (int i = 0; i < p->nn && !ret; i++) {
+		uint8_t orig[RD_ARCH_BP_LEN];
+
+		if (!p->n[i].leaf)
+			continue;
+		if (!rd_modules_find(&st->mods, p->n[i].addr)) /* not cached: read it now */
+			ret = rd_bp_plant(p->n[i].addr);
+		else if (fetch_code(st, p->n[i].addr, orig, sizeof(orig)) != sizeof(orig))
+			ret = -EFAULT;
+		else
+			ret = rd_bp_plant_over(p->n[i].addr, orig);
+	}
+	if (ret)
+		rd_bp_remove_all();
+	return ret == 0;
+}
+
+/* Run the planted tree: let the thread go, see where it stopped. */
+enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
+{
+	struct plan *p = &st->plan;
+	struct rd_event ev;
+	enum step_status res = STEP_OK;
+	int ret = 0, k = -1, sig = 0;
+	uint64_t bp;
+	bool quit = false;
+	rd_regs_t regs;
+
+	if (resume_cur(st, HOW_CONT, 0) < 0)
+		goto gone;
+	for (;;) {
+		if (!quit) {
+			ret = wait_cur(st, &ev, 0, HOW_CONT, false);
+		} else {
+			/* Asked to quit: the thread stops wherever it is on the tree. */
+			rd_pt_quit = 0;
+			ret = wait_cur(st, &ev, 1000, HOW_CONT, true);
+			rd_pt_quit = 1;
+		}
+		if (ret < 0 || (quit && ev.kind == RD_EV_NONE))
+			goto gone;
+		if (ev.kind == RD_EV_NONE) {
+			if (rd_pt_quit) {
+				quit = true;
+				rd_pt_interrupt(cur(st));
+			}
+			continue;
+		}
+		if (ev.kind == RD_EV_EXITED) {
+			rd_bp_remove_all();
+			release_held(st);
+			return cur_gone(st, &ev);
+		}
+		if (ev.kind == RD_EV_EXEC) {
+			/* Not from the tree (no system call runs unseen): another thread's. */
+			if (ev.tid != st->cur_tid)
+				set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+			handle_exec(st, &ev);
+			return STEP_OK;
+		}
+		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+		if (bp) {
+			k = plan_find(p, bp);
+			break;
+		}
+		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+			goto gone;
+		if (ev.kind == RD_EV_SIGNAL) {
+			sig = ev.sig;
+			k = plan_find(p, rd_arch_pc(&regs));
+			break;
+		}
+		if (quit && ev.kind == RD_EV_STOP) {
+			if (trap_queued(&regs)) {
+				resume_cur(st, HOW_CONT, 0);
+				continue;
+			}
+			k = plan_find(p, rd_arch_pc(&regs));
+			break;
+		}
+		/* A trap left over from an earlier single-step, or a late interrupt. */
+		resume_cur(st, HOW_CONT, 0);
+	}
+	/* The breakpoints stay for the next tree, unless another thread waits at one. */
+	if (k < 0 || quit || any_held(st)) {
+		rd_bp_remove_all();
+		release_held(st);
+	}
+	/* Stopped at a leaf, registers read and set: the next step need not read them. */
+	st->regs = regs;
+	st->regs_valid = k >= 0 && !quit && !sig;
+	if (k < 0) {
+		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
+			 "instructions", st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
+		return STEP_ERR;
+	}
+	account_path(st, root, k);
+	if (sig) {
+		/* Delivered with the next step, which then stops in the handler. */
+		st->signals++;
+		print_event(st, "signal", st->cur_tid, "%s%s", strsignal(sig),
+			    st->o.no_signals ? " (not delivered)" : "");
+		st->cur_sig = st->o.no_signals ? 0 : sig;
+	}
+	if (quit) {
+		if (sig && !st->o.no_signals)
+			cur(st)->pending_sig = sig;
+		st->cur_sig = 0;
+		st->end = "interrupted";
+		res = STEP_END;
+	}
+	st->last_store = false;
+	return res;
+gone:
+	rd_bp_remove_all();
+	release_held(st);
+	st->end = "exited";
+	return STEP_END;
+}
