@@ -118,9 +118,12 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS
 		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
 
 # Unit tests of the tool link the objects of the code under test.
+PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o)
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
+$(BUILD)/tests/test_planner: $(PLANNER_OBJS)
+$(BUILD)/tests/test_planner: EXTRA_OBJS = $(PLANNER_OBJS)
 
 $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
