@@ -282,12 +282,118 @@ static void print_end(struct stepper *st, bool detach)
 			    WTERMSIG(s), strsignal(WTERMSIG(s)));
 }
 
+/* The caches and the decoder. */
+static int stepper_init(struct stepper *st)
+{
+	st->symcache = calloc(SYMCACHE, sizeof(*st->symcache));
+	st->code = calloc(CODECACHE, sizeof(*st->code));
+	st->dcache = calloc(DCACHE, sizeof(*st->dcache));
+	st->last_store = true;
+	tree_env_init(st);
+	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0)
+		return rd_error("cannot set up the instruction decoder (capstone)");
+	return 0;
+}
+
+/* --until and --from as addresses. Resolved before running anything so a bad name leaves the
+ * program untouched. */
+static int resolve_targets(struct stepper *st, uint64_t *from_addr)
+{
+	const struct section *s;
+
+	if (st->o.until && resolve(st, st->o.until, &st->until_addr) < 0)
+		return rd_error("--until: unknown symbol '%s' in process %d (%zu modules searched)",
+				st->o.until, st->tr.pid, st->mods.n);
+	if (st->o.from && resolve(st, st->o.from, from_addr) < 0)
+		return rd_error("--from: unknown symbol '%s' in process %d (%zu modules searched)",
+				st->o.from, st->tr.pid, st->mods.n);
+	s = st->o.from ? sec_find(st, *from_addr) : NULL;
+	if (s)
+		rd_warn("--from %s (%#" PRIx64 ") is inside the critical section at %#" PRIx64
+			": the stop there aborts it to %#" PRIx64,
+			st->o.from, *from_addr, s->start, s->abort);
+	return 0;
+}
+
+/* --lock-others: stop every thread, and say which of the others stopped inside a section. */
+static void lock_others(struct stepper *st, pid_t stepped)
+{
+	stop_all(st);
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].tid != stepped && st->tr.t[i].state == RD_T_STOPPED)
+			report_if_inside(st, st->tr.t[i].tid);
+}
+
+/* Make the thread to step the current one, stopped: the first thread (a given --tid, else
+ * the main thread), or with --from the first thread to reach it. st->end is set when it
+ * ends here without an error. */
+static int start(struct stepper *st, uint64_t from_addr)
+{
+	pid_t first = st->o.tid ? st->o.tid : st->tr.pid;
+	struct rd_thread *t;
+	int ret;
+
+	if (!st->o.tid && !rd_pt_thread(&st->tr, first) && st->tr.nt)
+		first = st->tr.t[0].tid; /* the main thread exited, the others run on */
+	if (st->o.lock_others || st->o.from == NULL) {
+		/* Stop the thread to step now; with --lock-others every thread. */
+		stop_thread(st, first, false);
+		if (st->o.lock_others)
+			lock_others(st, first);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &st->t0);
+	st->in_exec = st->tr.launched && !st->o.from;
+	if (!st->o.from) {
+		t = rd_pt_thread(&st->tr, first);
+		if (!t || t->state != RD_T_STOPPED)
+			return rd_error(t && t->state == RD_T_GONE ? "thread %d exited before it stopped"
+								 : "thread %d did not stop",
+					first);
+		set_cur(st, t);
+		return 0;
+	}
+	ret = run_to(st, from_addr);
+	if (ret == -EINTR) {
+		st->end = "interrupted";
+		return 0;
+	}
+	if (ret == -ESRCH) {
+		st->end = "exited";
+		return rd_error("--from: the program ended before reaching '%s'", st->o.from);
+	}
+	if (ret)
+		return ret;
+	if (st->o.lock_others)
+		lock_others(st, st->cur_tid);
+	clock_gettime(CLOCK_MONOTONIC, &st->t0);
+	return 0;
+}
+
+/* Step until the count, an end, an error or a request to quit. */
+static int step_loop(struct stepper *st)
+{
+	st->end = "count";
+	while (!st->o.count || st->steps < st->o.count) {
+		enum step_status s;
+
+		if (rd_pt_quit) {
+			st->end = "interrupted";
+			break;
+		}
+		s = step_once(st);
+		if (s == STEP_ERR)
+			return EXIT_ERROR;
+		if (s == STEP_END)
+			break;
+	}
+	return EXIT_OK;
+}
+
 int cmd_step(int argc, char **argv)
 {
 	struct stepper st = { 0 };
 	uint64_t from_addr = 0;
 	char err[512] = "";
-	pid_t first;
 	int ret;
 
 	rd_tracee_init(&st.tr);
@@ -297,14 +403,9 @@ int cmd_step(int argc, char **argv)
 	ret = rd_guard_fork(on_quit);
 	if (ret >= 0)
 		return ret;
-	st.symcache = calloc(SYMCACHE, sizeof(*st.symcache));
-	st.code = calloc(CODECACHE, sizeof(*st.code));
-	st.dcache = calloc(DCACHE, sizeof(*st.dcache));
-	st.last_store = true;
-	tree_env_init(&st);
-	if (!st.symcache || !st.code || !st.dcache || rd_decoder_open(&st.dec) < 0) {
+	if (stepper_init(&st) < 0) {
 		stepper_free(&st);
-		return rd_error("cannot set up the instruction decoder (capstone)");
+		return EXIT_ERROR;
 	}
 	install_handlers();
 	if (st.o.argv)
@@ -324,91 +425,13 @@ int cmd_step(int argc, char **argv)
 		ret = rd_error("--tid %d: no such thread in process %d", st.o.tid, st.tr.pid);
 		goto out;
 	}
-	/* Resolve before running anything so a bad name leaves the program untouched. */
-	if (st.o.until && resolve(&st, st.o.until, &st.until_addr) < 0) {
-		ret = rd_error("--until: unknown symbol '%s' in process %d (%zu modules searched)",
-			       st.o.until, st.tr.pid, st.mods.n);
+	ret = resolve_targets(&st, &from_addr);
+	if (ret)
 		goto out;
-	}
-	if (st.o.from && resolve(&st, st.o.from, &from_addr) < 0) {
-		ret = rd_error("--from: unknown symbol '%s' in process %d (%zu modules searched)",
-			       st.o.from, st.tr.pid, st.mods.n);
+	ret = start(&st, from_addr);
+	if (ret)
 		goto out;
-	}
-	if (st.o.from && sec_find(&st, from_addr)) {
-		const struct section *s = sec_find(&st, from_addr);
-
-		rd_warn("--from %s (%#" PRIx64 ") is inside the critical section at %#" PRIx64
-			": the stop there aborts it to %#" PRIx64, st.o.from, from_addr, s->start,
-			s->abort);
-	}
-	first = st.o.tid ? st.o.tid : st.tr.pid;
-	if (!st.o.tid && !rd_pt_thread(&st.tr, first) && st.tr.nt)
-		first = st.tr.t[0].tid; /* the main thread exited, the others run on */
-
-	if (st.o.lock_others || st.o.from == NULL) {
-		/* Stop the thread to step now; with --lock-others every thread. */
-		stop_thread(&st, first, false);
-		if (st.o.lock_others) {
-			stop_all(&st);
-			for (size_t i = 0; i < st.tr.nt; i++)
-				if (st.tr.t[i].tid != first && st.tr.t[i].state == RD_T_STOPPED)
-					report_if_inside(&st, st.tr.t[i].tid);
-		}
-	}
-	clock_gettime(CLOCK_MONOTONIC, &st.t0);
-	st.in_exec = st.tr.launched && !st.o.from;
-	if (st.o.from) {
-		ret = run_to(&st, from_addr);
-		if (ret == -EINTR) {
-			st.end = "interrupted";
-			ret = EXIT_OK;
-			goto summary;
-		}
-		if (ret == -ESRCH) {
-			st.end = "exited";
-			ret = rd_error("--from: the program ended before reaching '%s'", st.o.from);
-			goto out;
-		}
-		if (ret)
-			goto out;
-		if (st.o.lock_others) {
-			stop_all(&st);
-			for (size_t i = 0; i < st.tr.nt; i++)
-				if (st.tr.t[i].tid != st.cur_tid &&
-				    st.tr.t[i].state == RD_T_STOPPED)
-					report_if_inside(&st, st.tr.t[i].tid);
-		}
-		clock_gettime(CLOCK_MONOTONIC, &st.t0);
-	} else {
-		struct rd_thread *t = rd_pt_thread(&st.tr, first);
-
-		if (!t || t->state != RD_T_STOPPED) {
-			ret = rd_error(t && t->state == RD_T_GONE ? "thread %d exited before it stopped"
-								 : "thread %d did not stop",
-				       first);
-			goto out;
-		}
-		set_cur(&st, t);
-	}
-	ret = EXIT_OK;
-	st.end = "count";
-	while (!st.o.count || st.steps < st.o.count) {
-		enum step_status s;
-
-		if (rd_pt_quit) {
-			st.end = "interrupted";
-			break;
-		}
-		s = step_once(&st);
-		if (s == STEP_ERR) {
-			ret = EXIT_ERROR;
-			break;
-		}
-		if (s == STEP_END)
-			break;
-	}
-summary:
+	ret = st.end ? EXIT_OK : step_loop(&st);
 	fflush(stdout);
 	print_summary(&st);
 out:

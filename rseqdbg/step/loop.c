@@ -216,6 +216,18 @@ int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms,
 	}
 }
 
+/* Asked to quit: wait at most a second for the stop the thread is about to make, which a
+ * pending quit request would not let wait_cur see. */
+int wait_quitting(struct stepper *st, struct rd_event *ev, enum how how)
+{
+	int ret;
+
+	rd_pt_quit = 0;
+	ret = wait_cur(st, ev, 1000, how, true);
+	rd_pt_quit = 1;
+	return ret;
+}
+
 enum step_status cur_gone(struct stepper *st, const struct rd_event *ev)
 {
 	int s = ev->status;
@@ -246,133 +258,98 @@ const char *plant_error(int err)
 	return err == -EIO || err == -EFAULT ? "no mapping there" : strerror(-err);
 }
 
-enum step_status step_once(struct stepper *st)
+/* A step from the exec stop reports the end of the system call, not an instruction. */
+static enum step_status leave_exec(struct stepper *st)
 {
-	uint64_t succ[4], pc;
-	uint8_t buf[RD_ARCH_INSN_MAX];
-	struct section *s = NULL;
 	struct rd_event ev;
-	struct rd_insn in;
-	bool unknown, known, maps = false, arms = false, restarts;
-	size_t nsucc, n = 0;
-	rd_regs_t regs;
-	ssize_t got;
-	int sig;
 
-	if (st->in_exec) {
-		/* A step from the exec stop reports the end of the system call, not an
-		 * instruction. */
-		st->in_exec = false;
-		if (rd_pt_singlestep(&st->tr, cur(st), 0) < 0 ||
-		    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
-			st->end = "exited";
-			return STEP_END;
-		}
-		if (ev.kind == RD_EV_EXITED)
-			return cur_gone(st, &ev);
-		if (ev.kind == RD_EV_SIGNAL)
-			st->cur_sig = st->o.no_signals ? 0 : ev.sig;
-	}
-	if (st->regs_valid)
-		regs = st->regs;
-	else if (rd_pt_getregs(st->cur_tid, &regs) < 0) {
+	st->in_exec = false;
+	if (rd_pt_singlestep(&st->tr, cur(st), 0) < 0 ||
+	    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
 		st->end = "exited";
 		return STEP_END;
 	}
-	st->regs_valid = false;
-	pc = rd_arch_pc(&regs);
-	if (st->until_addr && pc == st->until_addr) {
-		st->end = "until";
-		return STEP_END;
-	}
-	known = rd_modules_find(&st->mods, pc) != NULL;
-	if (st->maps_dirty || (!known && !page_checked(st, pc)))
-		load_modules(st);
-	/* Sections the tables do not know are armed by a store to rseq_cs: look at it after
-	 * each store and in code outside every module. */
-	if (st->last_store || !known)
-		check_rseq_cs(st);
+	if (ev.kind == RD_EV_EXITED)
+		return cur_gone(st, &ev);
+	if (ev.kind == RD_EV_SIGNAL)
+		st->cur_sig = st->o.no_signals ? 0 : ev.sig;
+	return STEP_OK;
+}
 
-	/* Code outside every module may be generated and rewritten: never cached. */
+/* The instruction at pc. Code outside every module may be generated and rewritten: never
+ * cached. */
+static void decode_at(struct stepper *st, uint64_t pc, bool known, struct rd_insn *in)
+{
+	uint8_t buf[RD_ARCH_INSN_MAX];
+	ssize_t got;
+	size_t n;
+
 	if (known) {
-		in = *insn_at(st, pc);
-	} else {
-		got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
-		n = got > 0 ? (size_t)got : 0;
-		rd_bp_unpatch(pc, buf, n);
-		rd_decode(st->dec, buf, n, pc, &in);
+		*in = *insn_at(st, pc);
+		return;
 	}
+	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
+	n = got > 0 ? (size_t)got : 0;
+	rd_bp_unpatch(pc, buf, n);
+	rd_decode(st->dec, buf, n, pc, in);
+}
 
-	s = sec_find(st, pc);
-	if (s) {
-		/* Stopped inside (attach, a signal, a breakpoint of the user): resuming aborts. */
-		print_inside(st, st->cur_tid, pc, s);
-		return step_over(st, s, NULL, 0);
-	}
-	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
-	if (in.store && st->have_rcfg && st->rcfg.abi_ptr) {
-		uint64_t ea, val;
+/* Whether in may arm a section: a store to rseq_cs, or one whose address is unknown. A
+ * descriptor it stores is learned. */
+static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_regs_t *regs)
+{
+	uint64_t ea, val;
 
-		if (!rd_store_eval(&st->tr, &in, &regs, &ea, &val)) {
-			arms = true;
-		} else if (ea == st->rcfg.abi_ptr + 8) {
-			arms = true;
-			if (val)
-				learn_desc(st, val);
-		}
-	}
-	for (size_t i = 0; i < nsucc && !s; i++)
-		s = sec_find(st, succ[i]);
-	if (s) {
-		uint64_t other[4];
-		size_t no = 0;
+	if (!in->store || !st->have_rcfg || !st->rcfg.abi_ptr)
+		return false;
+	if (!rd_store_eval(&st->tr, in, regs, &ea, &val))
+		return true;
+	if (ea != st->rcfg.abi_ptr + 8)
+		return false;
+	if (val)
+		learn_desc(st, val);
+	return true;
+}
 
-		/* A breakpoint on the instruction itself would trap before it runs. */
-		for (size_t i = 0; i < nsucc; i++)
-			if ((succ[i] < s->start || succ[i] >= s->post_commit) && succ[i] != pc)
-				other[no++] = succ[i];
-		print_step(st, &in);
-		st->steps++; /* this instruction runs at the start of the passage */
-		return step_over(st, s, other, no);
-	}
-	/* A thread that restarts a blocking system call must not run into the tree: blocked
-	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
-	 * waits for. */
-	restarts = rd_arch_syscall_restarts(&regs);
-	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step && !restarts &&
-	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
-	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
-	    tree_plan(st, &in, &regs, succ, nsucc,
-		       st->o.count ? st->o.count - st->steps : UINT64_MAX) &&
-	    tree_plant(st))
-		return tree_run(st, &in);
-	/* An instruction whose single-step trap may come one instruction late: run it to
-	 * breakpoints at its successors instead. */
-	if (in.late_trap && !unknown && !st->cur_sig && !restarts &&
-	    tree_plan(st, &in, &regs, succ, nsucc, 1) && tree_plant(st))
-		return tree_run(st, &in);
-	if (in.kind == RD_INSN_SYSCALL && rd_arch_maps_memory(&regs))
-		maps = true;
-	st->last_store = in.store;
+/* in enters section s: it runs at the start of the passage. */
+static enum step_status enter_section(struct stepper *st, struct section *s,
+				      const struct rd_insn *in, const uint64_t *succ, size_t nsucc)
+{
+	uint64_t other[4];
+	size_t no = 0;
+
+	/* A breakpoint on the instruction itself would trap before it runs. */
+	for (size_t i = 0; i < nsucc; i++)
+		if ((succ[i] < s->start || succ[i] >= s->post_commit) && succ[i] != in->addr)
+			other[no++] = succ[i];
+	print_step(st, in);
+	st->steps++;
+	return step_over(st, s, other, no);
+}
+
+/* Single-step in (registers regs) and account for it. */
+static enum step_status single_step(struct stepper *st, const struct rd_insn *in,
+				    const rd_regs_t *regs)
+{
+	bool maps = in->kind == RD_INSN_SYSCALL && rd_arch_maps_memory(regs);
+	struct rd_event ev;
+	int sig;
+
+	st->last_store = in->store;
 	sig = st->cur_sig;
 	st->cur_sig = 0;
 	if (!sig)
-		print_step(st, &in);
+		print_step(st, in);
 	rd_bp_remove_all(); /* the last tree's: the step may stop in front of one */
-	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0) {
-		st->end = "exited";
-		return STEP_END;
-	}
-	if (wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0 ||
+	    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
 		st->end = "exited";
 		return STEP_END;
 	}
 	switch (ev.kind) {
 	case RD_EV_NONE:
 		/* Asked to quit: the thread stops after this step anyway. */
-		rd_pt_quit = 0;
-		wait_cur(st, &ev, 1000, HOW_STEP, true);
-		rd_pt_quit = 1;
+		wait_quitting(st, &ev, HOW_STEP);
 		if (ev.kind == RD_EV_EXITED)
 			return cur_gone(st, &ev);
 		if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
@@ -405,9 +382,9 @@ enum step_status step_once(struct stepper *st)
 	if (maps)
 		st->maps_dirty = true;
 	if (st->o.finish && !sig) {
-		if (in.kind == RD_INSN_CALL) {
+		if (in->kind == RD_INSN_CALL) {
 			st->depth++;
-		} else if (in.kind == RD_INSN_RET) {
+		} else if (in->kind == RD_INSN_RET) {
 			if (st->depth-- == 0) {
 				st->end = "finish";
 				return STEP_END;
@@ -415,6 +392,71 @@ enum step_status step_once(struct stepper *st)
 		}
 	}
 	return STEP_OK;
+}
+
+/* One instruction of the current thread, or a run of them between breakpoints: through a
+ * section met on the way, or along a planned tree of straight-line code. */
+enum step_status step_once(struct stepper *st)
+{
+	uint64_t succ[4], pc;
+	struct section *s = NULL;
+	struct rd_insn in;
+	bool unknown, known, arms, restarts;
+	size_t nsucc;
+	rd_regs_t regs;
+
+	if (st->in_exec && leave_exec(st) != STEP_OK)
+		return STEP_END;
+	if (st->regs_valid)
+		regs = st->regs;
+	else if (rd_pt_getregs(st->cur_tid, &regs) < 0) {
+		st->end = "exited";
+		return STEP_END;
+	}
+	st->regs_valid = false;
+	pc = rd_arch_pc(&regs);
+	if (st->until_addr && pc == st->until_addr) {
+		st->end = "until";
+		return STEP_END;
+	}
+	known = rd_modules_find(&st->mods, pc) != NULL;
+	if (st->maps_dirty || (!known && !page_checked(st, pc)))
+		load_modules(st);
+	/* Sections the tables do not know are armed by a store to rseq_cs: look at it after
+	 * each store and in code outside every module. */
+	if (st->last_store || !known)
+		check_rseq_cs(st);
+	decode_at(st, pc, known, &in);
+
+	s = sec_find(st, pc);
+	if (s) {
+		/* Stopped inside (attach, a signal, a breakpoint of the user): resuming aborts. */
+		print_inside(st, st->cur_tid, pc, s);
+		return step_over(st, s, NULL, 0);
+	}
+	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
+	arms = arms_section(st, &in, &regs);
+	for (size_t i = 0; i < nsucc && !s; i++)
+		s = sec_find(st, succ[i]);
+	if (s)
+		return enter_section(st, s, &in, succ, nsucc);
+	/* A thread that restarts a blocking system call must not run into the tree: blocked
+	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
+	 * waits for. */
+	restarts = rd_arch_syscall_restarts(&regs);
+	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step && !restarts &&
+	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
+	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
+	    tree_plan(st, &in, &regs, succ, nsucc,
+		      st->o.count ? st->o.count - st->steps : UINT64_MAX) &&
+	    tree_plant(st))
+		return tree_run(st, &in);
+	/* An instruction whose single-step trap may come one instruction late: run it to
+	 * breakpoints at its successors instead. */
+	if (in.late_trap && !unknown && !st->cur_sig && !restarts &&
+	    tree_plan(st, &in, &regs, succ, nsucc, 1) && tree_plant(st))
+		return tree_run(st, &in);
+	return single_step(st, &in, &regs);
 }
 
 /* Stop one running thread and wait until it is stopped. Events of other threads are handled

@@ -20,16 +20,12 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 	return false;
 }
 
-/* Let the thread run through section s between breakpoints at its exits and at the other
- * successors of the current instruction; report the passage. */
-enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
-				  size_t nother)
+/* Breakpoints at the exits of section s and at the other successors of the current
+ * instruction. 0, or EXIT_ERROR (reported) with none planted. */
+static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other,
+		       size_t nother)
 {
-	uint64_t stops0 = cur(st)->stops, t0, bp = 0;
-	enum result r = RES_NONE;
-	struct rd_event ev;
-	bool net = false;
-	rd_regs_t regs;
+	uint64_t bp;
 	int ret;
 
 	rd_bp_remove_all(); /* the last tree's, which may lie inside the section */
@@ -55,13 +51,62 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 		else if (ret)
 			bp = a;
 	}
-	if (ret) {
-		rd_bp_remove_all();
-		rd_error("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#"
-			 PRIx64 ": %s", bp, place(st, bp), s->start, plant_error(ret));
+	if (!ret)
+		return 0;
+	rd_bp_remove_all();
+	return rd_error("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#"
+			PRIx64 ": %s", bp, place(st, bp), s->start, plant_error(ret));
+}
+
+/* Asked to quit during a passage: stop the thread where it is; it is not inside a section we
+ * know unless the kernel had to abort it. */
+static enum step_status quit_passage(struct stepper *st)
+{
+	struct rd_event ev;
+	rd_regs_t regs;
+
+	rd_bp_remove_all();
+	release_held(st);
+	rd_pt_interrupt(cur(st));
+	st->end = "interrupted";
+	wait_quitting(st, &ev, HOW_CONT);
+	if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 &&
+	    trap_queued(&regs) && resume_cur(st, HOW_CONT, 0) == 0)
+		wait_quitting(st, &ev, HOW_CONT);
+	if (ev.kind == RD_EV_EXITED)
+		return cur_gone(st, &ev);
+	if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
+		cur(st)->pending_sig = ev.sig;
+	undo_bp_trap(st->cur_tid, &ev, &regs, true);
+	return STEP_END;
+}
+
+/* Which way a passage ended, from the breakpoint that took the thread. */
+static enum result passage_result(const struct section *s, uint64_t bp)
+{
+	if (bp == s->post_commit)
+		return RES_COMMIT;
+	if (bp == s->abort)
+		return RES_ABORT;
+	if (in_section_set(bp, s->exits, s->nexits))
+		return RES_EXIT;
+	return RES_NONE;
+}
+
+/* Let the thread run through section s between breakpoints at its exits and at the other
+ * successors of the current instruction; report the passage. */
+enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
+			   size_t nother)
+{
+	uint64_t stops0 = cur(st)->stops, t0, bp = 0;
+	enum result r = RES_NONE;
+	struct rd_event ev;
+	bool net = false;
+	rd_regs_t regs;
+	int ret;
+
+	if (plant_exits(st, s, other, nother))
 		return STEP_ERR;
-	}
-	bp = 0;
 	t0 = now_ns();
 	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
 		goto gone;
@@ -71,31 +116,12 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 		if (ret < 0)
 			goto gone;
 		if (ev.kind == RD_EV_NONE) {
-			if (rd_pt_quit) {
-				/* Stop the thread where it is; it is not inside a section we
-				 * know unless the kernel had to abort it. */
-				rd_bp_remove_all();
-				release_held(st);
-				rd_pt_interrupt(cur(st));
-				st->end = "interrupted";
-				rd_pt_quit = 0;
-				wait_cur(st, &ev, 1000, HOW_CONT, true);
-				if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 &&
-				    trap_queued(&regs) && resume_cur(st, HOW_CONT, 0) == 0)
-					wait_cur(st, &ev, 1000, HOW_CONT, true);
-				rd_pt_quit = 1;
-				if (ev.kind == RD_EV_EXITED)
-					return cur_gone(st, &ev);
-				if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
-					cur(st)->pending_sig = ev.sig;
-				undo_bp_trap(st->cur_tid, &ev, &regs, true);
-				return STEP_END;
-			}
+			if (rd_pt_quit)
+				return quit_passage(st);
 			if (!net) {
 				/* The safety net: stop the thread to see where it is. */
 				net = true;
 				rd_pt_interrupt(cur(st));
-				continue;
 			}
 			continue;
 		}
@@ -118,14 +144,7 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 		}
 		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
 		if (bp) {
-			if (bp == s->post_commit)
-				r = RES_COMMIT;
-			else if (bp == s->abort)
-				r = RES_ABORT;
-			else if (in_section_set(bp, s->exits, s->nexits))
-				r = RES_EXIT;
-			else
-				r = RES_NONE;
+			r = passage_result(s, bp);
 			break;
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)

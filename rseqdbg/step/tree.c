@@ -231,9 +231,7 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 			ret = wait_cur(st, &ev, 0, HOW_CONT, false);
 		} else {
 			/* Asked to quit: the thread stops wherever it is on the tree. */
-			rd_pt_quit = 0;
-			ret = wait_cur(st, &ev, 1000, HOW_CONT, true);
-			rd_pt_quit = 1;
+			ret = wait_quitting(st, &ev, HOW_CONT);
 		}
 		if (ret < 0 || (quit && ev.kind == RD_EV_NONE))
 			goto gone;
