@@ -12,8 +12,8 @@
 #include "common.h"
 #include "ptrace.h"
 #include "elfscan-audit.h"
-#include "procmaps.h"
-#include "rseqarea.h"
+#include "proc/maps.h"
+#include "proc/rseqarea.h"
 #include "symfmt.h"
 
 struct audit_opts {

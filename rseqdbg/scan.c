@@ -19,8 +19,8 @@
 #include "common.h"
 #include "ptrace.h"
 #include "elfscan.h"
-#include "procmaps.h"
-#include "rseqarea.h"
+#include "proc/maps.h"
+#include "proc/rseqarea.h"
 #include "symfmt.h"
 
 struct scan_opts {

@@ -17,10 +17,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "breakpoint.h"
 #include "common.h"
 #include "guard.h"
-#include "pin.h"
+#include "step/breakpoint.h"
+#include "step/pin.h"
 #include "step/stepper.h"
 
 static volatile sig_atomic_t got_signal;

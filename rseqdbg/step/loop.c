@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "breakpoint.h"
 #include "common.h"
-#include "pin.h"
+#include "step/breakpoint.h"
+#include "step/pin.h"
 #include "step/stepper.h"
 
 void set_cur(struct stepper *st, struct rd_thread *t)

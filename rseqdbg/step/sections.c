@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "breakpoint.h"
+#include "step/breakpoint.h"
 #include "step/stepper.h"
 
 static int sec_cmp(const void *a, const void *b)

@@ -8,8 +8,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "breakpoint.h"
 #include "common.h"
+#include "step/breakpoint.h"
 #include "step/stepper.h"
 
 static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)

@@ -18,9 +18,9 @@
 #include <time.h>
 
 #include "arch/arch.h"
-#include "procmaps.h"
+#include "proc/maps.h"
+#include "proc/rseqarea.h"
 #include "ptrace.h"
-#include "rseqarea.h"
 #include "step/planner.h"
 
 /* A passage that hits none of its breakpoints within this bound is interrupted. */

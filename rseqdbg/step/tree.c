@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "breakpoint.h"
 #include "common.h"
+#include "step/breakpoint.h"
 #include "step/stepper.h"
 
 /* The bytes at pc (at most len), original bytes under our breakpoints. Returns how many.

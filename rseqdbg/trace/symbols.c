@@ -9,7 +9,7 @@
 #include <sys/sysmacros.h>
 
 #include "internal.h"
-#include "procmaps.h"
+#include "proc/maps.h"
 #include "symfmt.h"
 
 static struct symfile *file_find(struct rd_tracer *t, dev_t dev, ino_t ino)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pin.h"
+#include "step/pin.h"
 
 /* Fixed storage: rd_pin_release runs in signal handlers. */
 static pid_t held_tid;

@@ -10,7 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "procmaps.h"
+#include "proc/maps.h"
 
 /* One line of /proc/PID/maps that names a file. */
 struct mapping {

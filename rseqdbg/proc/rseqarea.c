@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rseqarea.h"
+#include "proc/rseqarea.h"
 
 int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg)
 {

@@ -2,8 +2,8 @@
 /* Hold the stepped thread and rseqdbg on one CPU while stepping: a ptrace round trip between
  * two tasks on one CPU costs a context switch, between two CPUs a wake-up across them. The
  * thread's own affinity mask is saved and given back exactly, on every exit path. */
-#ifndef RSEQDBG_PIN_H
-#define RSEQDBG_PIN_H
+#ifndef RSEQDBG_STEP_PIN_H
+#define RSEQDBG_STEP_PIN_H
 
 #include <stdbool.h>
 #include <sys/types.h>

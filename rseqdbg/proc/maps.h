@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The ELF modules mapped in a live process, each scanned by libelfscan, with load bias. */
-#ifndef RSEQDBG_PROCMAPS_H
-#define RSEQDBG_PROCMAPS_H
+#ifndef RSEQDBG_PROC_MAPS_H
+#define RSEQDBG_PROC_MAPS_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A thread's registered rseq area, read through ptrace and /proc/PID/mem. */
-#ifndef RSEQDBG_RSEQAREA_H
-#define RSEQDBG_RSEQAREA_H
+#ifndef RSEQDBG_PROC_RSEQAREA_H
+#define RSEQDBG_PROC_RSEQAREA_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "breakpoint.h"
 #include "arch/arch.h"
+#include "step/breakpoint.h"
 
 #define BP_MAX 256
 #define HIST_MAX 32768 /* a power of two; kept at most three quarters full */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Temporary software breakpoints in one traced process. One registry per program, so the
  * exit paths (normal end, error, our signal handlers, atexit) can restore every byte. */
-#ifndef RSEQDBG_BREAKPOINT_H
-#define RSEQDBG_BREAKPOINT_H
+#ifndef RSEQDBG_STEP_BREAKPOINT_H
+#define RSEQDBG_STEP_BREAKPOINT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The threads of a live process, as /proc/PID/task lists them. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common.h"
+#include "proc/tasks.h"
+
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n)
+{
+	pid_t *v = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	char path[64];
+	int ret = 0;
+	DIR *d;
+
+	*tids = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned long long tid;
+
+		if (!rd_parse_u64(de->d_name, &tid) || tid == 0 || tid > INT32_MAX)
+			continue;
+		if (*n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			pid_t *nv = realloc(v, ncap * sizeof(*v));
+
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		v[(*n)++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (ret) {
+		free(v);
+		*n = 0;
+		return ret;
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_tid);
+	*tids = v;
+	return 0;
+}

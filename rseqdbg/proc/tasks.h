@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The threads of a live process, as /proc/PID/task lists them. */
+#ifndef RSEQDBG_PROC_TASKS_H
+#define RSEQDBG_PROC_TASKS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The thread ids of process pid, ascending, in *tids (free() it; NULL when *n is 0). A thread
+ * may exit or another start meanwhile. 0, or -errno: -ENOENT when there is no such process. */
+int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n);
+
+#endif
