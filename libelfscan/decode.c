@@ -15,6 +15,7 @@ struct elfscan_decoder {
 	cs_arch arch;
 	cs_insn *ci;
 	unsigned int min_insn;
+	uint32_t *x86_family; /* 64-bit x86: capstone register -> family bit */
 };
 
 bool elfscan_decode_supported(uint16_t machine)
@@ -31,6 +32,40 @@ bool elfscan_decode_supported(uint16_t machine)
 	default:
 		return false;
 	}
+}
+
+/* The 64-bit general registers, each with the names of its parts. */
+static const char *const x86_gpr_names[16][5] = {
+	{ "rax", "eax", "ax", "al", "ah" },	 { "rbx", "ebx", "bx", "bl", "bh" },
+	{ "rcx", "ecx", "cx", "cl", "ch" },	 { "rdx", "edx", "dx", "dl", "dh" },
+	{ "rsi", "esi", "si", "sil", NULL },	 { "rdi", "edi", "di", "dil", NULL },
+	{ "rbp", "ebp", "bp", "bpl", NULL },	 { "rsp", "esp", "sp", "spl", NULL },
+	{ "r8", "r8d", "r8w", "r8b", NULL },	 { "r9", "r9d", "r9w", "r9b", NULL },
+	{ "r10", "r10d", "r10w", "r10b", NULL }, { "r11", "r11d", "r11w", "r11b", NULL },
+	{ "r12", "r12d", "r12w", "r12b", NULL }, { "r13", "r13d", "r13w", "r13b", NULL },
+	{ "r14", "r14d", "r14w", "r14b", NULL }, { "r15", "r15d", "r15w", "r15b", NULL },
+};
+
+/* The family bit of every capstone register, by name: capstone numbers the parts of a
+ * register apart. */
+static int x86_families(struct elfscan_decoder *d)
+{
+	d->x86_family = calloc(X86_REG_ENDING, sizeof(*d->x86_family));
+	if (!d->x86_family)
+		return -ENOMEM;
+	for (int r = 1; r < X86_REG_ENDING; r++) {
+		const char *name = cs_reg_name(d->h, (unsigned int)r);
+
+		if (!name)
+			continue;
+		if (r == X86_REG_FS || r == X86_REG_GS)
+			d->x86_family[r] = ELFSCAN_X86_SEG_BIT;
+		for (int f = 0; f < 16; f++)
+			for (int k = 0; k < 5 && x86_gpr_names[f][k]; k++)
+				if (!strcmp(name, x86_gpr_names[f][k]))
+					d->x86_family[r] = 1u << f;
+	}
+	return 0;
 }
 
 int elfscan_decoder_new(uint16_t machine, int elfclass, bool big_endian,
@@ -94,6 +129,10 @@ int elfscan_decoder_new(uint16_t machine, int elfclass, bool big_endian,
 	}
 	d->arch = arch;
 	d->min_insn = min_insn;
+	if (arch == CS_ARCH_X86 && mode == CS_MODE_64 && x86_families(d) < 0) {
+		elfscan_decoder_free(d);
+		return es_err(ENOMEM, "out of memory");
+	}
 	*res = d;
 	return 0;
 }
@@ -114,6 +153,7 @@ void elfscan_decoder_free(struct elfscan_decoder *d)
 		return;
 	cs_free(d->ci, 1);
 	cs_close(&d->h);
+	free(d->x86_family);
 	free(d);
 }
 
@@ -508,4 +548,155 @@ out:
 	*insns = v;
 	*n = cnt;
 	return err;
+}
+
+/* ---- x86_64: the facts a debugger runs code by ---------------------------------------- */
+
+static enum elfscan_x86_reg es_x86_reg(unsigned int r)
+{
+	static const unsigned int gpr[16] = {
+		X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX, X86_REG_RSI, X86_REG_RDI,
+		X86_REG_RBP, X86_REG_RSP, X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11,
+		X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+	};
+
+	if (r == X86_REG_INVALID)
+		return ELFSCAN_X86_NOREG;
+	for (int i = 0; i < 16; i++)
+		if (gpr[i] == r)
+			return (enum elfscan_x86_reg)(ELFSCAN_X86_RAX + i);
+	if (r == X86_REG_RIP)
+		return ELFSCAN_X86_RIP;
+	if (r == X86_REG_FS)
+		return ELFSCAN_X86_FS;
+	if (r == X86_REG_GS)
+		return ELFSCAN_X86_GS;
+	return ELFSCAN_X86_OTHER;
+}
+
+static uint32_t es_x86_family(const struct elfscan_decoder *d, unsigned int r)
+{
+	return r < X86_REG_ENDING ? d->x86_family[r] : ELFSCAN_X86_SEG_BIT;
+}
+
+static void es_x86_mem(const struct elfscan_decoder *d, const x86_op_mem *om,
+		    struct elfscan_x86_mem *m)
+{
+	m->seg = es_x86_reg(om->segment);
+	m->base = es_x86_reg(om->base);
+	m->index = es_x86_reg(om->index);
+	m->scale = om->scale;
+	m->disp = om->disp;
+	m->regs = es_x86_family(d, om->base) | es_x86_family(d, om->index) | es_x86_family(d, om->segment);
+}
+
+static uint32_t es_x86_flags(const cs_insn *ci)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	uint32_t f = 0;
+
+	if (x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE)
+		f |= ELFSCAN_X86_REP;
+	if (has_group(ci, CS_GRP_INT) || has_group(ci, CS_GRP_IRET) ||
+	    has_group(ci, CS_GRP_PRIVILEGE))
+		f |= ELFSCAN_X86_KERNEL;
+	switch (ci->id) {
+	case X86_INS_HLT:
+	case X86_INS_INT:
+	case X86_INS_INT1:
+	case X86_INS_INT3:
+	case X86_INS_INTO:
+	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
+	case X86_INS_SYSEXIT:
+	case X86_INS_SYSRET:
+	case X86_INS_UD0:
+	case X86_INS_UD2:
+	case X86_INS_UD2B:
+		return f | ELFSCAN_X86_KERNEL;
+	case X86_INS_WRFSBASE:
+	case X86_INS_WRGSBASE:
+		return f | ELFSCAN_X86_SEGBASE;
+	case X86_INS_XABORT:
+	case X86_INS_XBEGIN:
+	case X86_INS_XEND:
+		return f | ELFSCAN_X86_TSX;
+	case X86_INS_CPUID:
+		return f | ELFSCAN_X86_CPUID;
+	default:
+		return f;
+	}
+}
+
+static enum elfscan_x86_flow es_x86_flow(const cs_insn *ci)
+{
+	if (has_group(ci, CS_GRP_RET))
+		return ELFSCAN_X86_RET;
+	if (has_group(ci, CS_GRP_CALL))
+		return ELFSCAN_X86_CALL;
+	if (has_group(ci, CS_GRP_JUMP))
+		return ci->id == X86_INS_JMP || ci->id == X86_INS_LJMP ? ELFSCAN_X86_JMP
+								       : ELFSCAN_X86_JCC;
+	return ci->id == X86_INS_SYSCALL ? ELFSCAN_X86_SYSCALL : ELFSCAN_X86_NEXT;
+}
+
+static void es_x86_operands(const struct elfscan_decoder *d, const cs_insn *ci,
+			 struct elfscan_x86 *x)
+{
+	const cs_x86 *cx = &ci->detail->x86;
+
+	if (x->flow == ELFSCAN_X86_JMP || x->flow == ELFSCAN_X86_JCC ||
+	    x->flow == ELFSCAN_X86_CALL) {
+		const cs_x86_op *op = &cx->operands[0];
+
+		if (cx->op_count >= 1 && op->type == X86_OP_REG) {
+			x->ind_reg = es_x86_reg(op->reg);
+		} else if (cx->op_count >= 1 && op->type == X86_OP_MEM) {
+			x->ind_mem = true;
+			es_x86_mem(d, &op->mem, &x->ind);
+		}
+	}
+	if (ci->id == X86_INS_MOV && cx->op_count == 2 && cx->operands[0].type == X86_OP_MEM &&
+	    cx->operands[0].size == 8) {
+		const cs_x86_op *src = &cx->operands[1];
+
+		if (src->type == X86_OP_REG || src->type == X86_OP_IMM) {
+			x->store = true;
+			es_x86_mem(d, &cx->operands[0].mem, &x->st);
+			if (src->type == X86_OP_REG)
+				x->st_reg = es_x86_reg(src->reg);
+			else
+				x->st_imm = src->imm;
+		}
+	}
+}
+
+int elfscan_decode_x86(struct elfscan_decoder *d, const void *buf, size_t len, uint64_t addr,
+		       struct elfscan_insn *insn, struct elfscan_x86 *x)
+{
+	const cs_insn *ci = d->ci;
+	cs_regs rr, rw;
+	uint8_t nr = 0, nw = 0;
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	if (!d->x86_family)
+		return es_err(EINVAL, "not a decoder of 64-bit x86 code");
+	ret = elfscan_decode_one(d, buf, len, addr, insn);
+	if (ret)
+		return ret;
+	snprintf(x->text, sizeof(x->text), "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "",
+		 ci->op_str);
+	x->flow = es_x86_flow(ci);
+	x->flags = es_x86_flags(ci);
+	if (cs_regs_access(d->h, ci, rr, &nr, rw, &nw) == CS_ERR_OK) {
+		for (uint8_t i = 0; i < nw; i++)
+			x->writes |= es_x86_family(d, rw[i]);
+	} else {
+		x->flags |= ELFSCAN_X86_WRITES_UNKNOWN;
+	}
+	if (x->flags & ELFSCAN_X86_SEGBASE)
+		x->writes |= ELFSCAN_X86_SEG_BIT;
+	es_x86_operands(d, ci, x);
+	return 0;
 }

@@ -69,6 +69,85 @@ int elfscan_decode_one(struct elfscan_decoder *d, const void *buf, size_t len, u
 int elfscan_decode_range(struct elfscan_decoder *d, const struct elfscan *es, uint64_t lo,
 			 uint64_t hi, struct elfscan_insn **insns, size_t *n);
 
+/*
+ * x86_64: what a debugger needs to run code between breakpoints and to compute where an
+ * instruction goes from the registers. Registers are numbered as enum elfscan_x86_reg;
+ * "families" are bit sets with bit i for the i-th general register (any part of it:
+ * rax, eax, ax, al, ah) and ELFSCAN_X86_SEG_BIT for a segment register or base.
+ */
+enum elfscan_x86_reg {
+	ELFSCAN_X86_NOREG,
+	ELFSCAN_X86_RAX, /* the 64-bit general registers, in this order */
+	ELFSCAN_X86_RBX,
+	ELFSCAN_X86_RCX,
+	ELFSCAN_X86_RDX,
+	ELFSCAN_X86_RSI,
+	ELFSCAN_X86_RDI,
+	ELFSCAN_X86_RBP,
+	ELFSCAN_X86_RSP,
+	ELFSCAN_X86_R8,
+	ELFSCAN_X86_R9,
+	ELFSCAN_X86_R10,
+	ELFSCAN_X86_R11,
+	ELFSCAN_X86_R12,
+	ELFSCAN_X86_R13,
+	ELFSCAN_X86_R14,
+	ELFSCAN_X86_R15,
+	ELFSCAN_X86_RIP, /* reads as the address of the next instruction */
+	ELFSCAN_X86_FS,
+	ELFSCAN_X86_GS,
+	ELFSCAN_X86_OTHER, /* a part of a general register, another segment, a vector register */
+};
+
+#define ELFSCAN_X86_SEG_BIT (1u << 16)
+
+/* How control leaves the instruction. */
+enum elfscan_x86_flow {
+	ELFSCAN_X86_NEXT,    /* to the next instruction (or stays, repeated) */
+	ELFSCAN_X86_JMP,     /* unconditional jump */
+	ELFSCAN_X86_JCC,     /* conditional jump or loop */
+	ELFSCAN_X86_CALL,
+	ELFSCAN_X86_RET,     /* near or far return (not iret) */
+	ELFSCAN_X86_SYSCALL, /* the syscall instruction */
+};
+
+enum elfscan_x86_flag {
+	ELFSCAN_X86_REP = 1 << 0,	     /* rep or repne prefix */
+	ELFSCAN_X86_KERNEL = 1 << 1,	     /* traps, enters or leaves the kernel, privileged, hlt */
+	ELFSCAN_X86_SEGBASE = 1 << 2,	     /* wrfsbase, wrgsbase */
+	ELFSCAN_X86_TSX = 1 << 3,	     /* xbegin, xend, xabort */
+	ELFSCAN_X86_CPUID = 1 << 4,	     /* a hypervisor may emulate it, dropping a step trap */
+	ELFSCAN_X86_WRITES_UNKNOWN = 1 << 5, /* the registers it writes are not known */
+};
+
+struct elfscan_x86_mem {
+	enum elfscan_x86_reg seg, base, index;
+	int scale;
+	int64_t disp;
+	uint32_t regs; /* families its address reads */
+};
+
+struct elfscan_x86 {
+	enum elfscan_x86_flow flow;
+	uint32_t flags;	 /* OR of enum elfscan_x86_flag */
+	uint32_t writes; /* families written */
+	/* The operand of an indirect jump or call: a register or a memory word. */
+	enum elfscan_x86_reg ind_reg;
+	bool ind_mem;
+	struct elfscan_x86_mem ind;
+	/* A 64-bit store "mov MEM, REG|IMM". */
+	bool store;
+	struct elfscan_x86_mem st;
+	enum elfscan_x86_reg st_reg; /* ELFSCAN_X86_NOREG when the value is st_imm */
+	int64_t st_imm;
+	char text[200]; /* "mnemonic operands", not shortened */
+};
+
+/* elfscan_decode_one() and the x86 facts above, for a decoder of 64-bit x86 code.
+ * Returns 0, -EILSEQ when the bytes are no valid instruction, -EINVAL for another machine. */
+int elfscan_decode_x86(struct elfscan_decoder *d, const void *buf, size_t len, uint64_t addr,
+		       struct elfscan_insn *insn, struct elfscan_x86 *x);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

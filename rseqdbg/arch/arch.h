@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Where an instruction can go next, and where a critical section can be left: the decoding
  * behind the step-over rule. Everything specific to the architecture lives in rseqdbg/arch/:
- * x86-decode.c decodes, x86.c reads registers. */
+ * x86-decode.c decodes (with libelfscan), x86.c reads registers. */
 #ifndef RSEQDBG_ARCH_H
 #define RSEQDBG_ARCH_H
 
@@ -39,7 +39,7 @@ enum rd_insn_kind {
 	RD_INSN_SYSCALL,
 };
 
-/* A memory operand, in the decoder's register numbering. */
+/* A memory operand; registers numbered as enum elfscan_x86_reg (elfscan-decode.h). */
 struct rd_mem {
 	int seg, base, index, scale;
 	int64_t disp;

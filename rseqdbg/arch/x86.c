@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The x86_64 registers of the stepper: program counter, breakpoint instruction, system calls,
- * and where an instruction goes next given the registers. Registers are named as the decoder
- * (capstone) numbers them. */
-#include <capstone.h>
+ * and where an instruction goes next given the registers (numbered as enum elfscan_x86_reg). */
 #include <sys/syscall.h>
 
 #include "arch/arch.h"
+#include "elfscan-decode.h"
 #include "ptrace.h"
 
 #if !defined(__x86_64__)
@@ -53,23 +52,23 @@ bool rd_arch_syscall_restarts(const rd_regs_t *r)
 static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v)
 {
 	switch (reg) {
-	case X86_REG_RAX: *v = r->rax; break;
-	case X86_REG_RBX: *v = r->rbx; break;
-	case X86_REG_RCX: *v = r->rcx; break;
-	case X86_REG_RDX: *v = r->rdx; break;
-	case X86_REG_RSI: *v = r->rsi; break;
-	case X86_REG_RDI: *v = r->rdi; break;
-	case X86_REG_RBP: *v = r->rbp; break;
-	case X86_REG_RSP: *v = r->rsp; break;
-	case X86_REG_R8: *v = r->r8; break;
-	case X86_REG_R9: *v = r->r9; break;
-	case X86_REG_R10: *v = r->r10; break;
-	case X86_REG_R11: *v = r->r11; break;
-	case X86_REG_R12: *v = r->r12; break;
-	case X86_REG_R13: *v = r->r13; break;
-	case X86_REG_R14: *v = r->r14; break;
-	case X86_REG_R15: *v = r->r15; break;
-	case X86_REG_RIP: *v = next_pc; break;
+	case ELFSCAN_X86_RAX: *v = r->rax; break;
+	case ELFSCAN_X86_RBX: *v = r->rbx; break;
+	case ELFSCAN_X86_RCX: *v = r->rcx; break;
+	case ELFSCAN_X86_RDX: *v = r->rdx; break;
+	case ELFSCAN_X86_RSI: *v = r->rsi; break;
+	case ELFSCAN_X86_RDI: *v = r->rdi; break;
+	case ELFSCAN_X86_RBP: *v = r->rbp; break;
+	case ELFSCAN_X86_RSP: *v = r->rsp; break;
+	case ELFSCAN_X86_R8: *v = r->r8; break;
+	case ELFSCAN_X86_R9: *v = r->r9; break;
+	case ELFSCAN_X86_R10: *v = r->r10; break;
+	case ELFSCAN_X86_R11: *v = r->r11; break;
+	case ELFSCAN_X86_R12: *v = r->r12; break;
+	case ELFSCAN_X86_R13: *v = r->r13; break;
+	case ELFSCAN_X86_R14: *v = r->r14; break;
+	case ELFSCAN_X86_R15: *v = r->r15; break;
+	case ELFSCAN_X86_RIP: *v = next_pc; break;
 	default: return false;
 	}
 	return true;
@@ -79,13 +78,13 @@ static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t next_pc,
 {
 	uint64_t base = 0, index = 0, seg = 0;
 
-	if (m->base != X86_REG_INVALID && !reg_value(m->base, r, next_pc, &base))
+	if (m->base != ELFSCAN_X86_NOREG && !reg_value(m->base, r, next_pc, &base))
 		return false;
-	if (m->index != X86_REG_INVALID && !reg_value(m->index, r, next_pc, &index))
+	if (m->index != ELFSCAN_X86_NOREG && !reg_value(m->index, r, next_pc, &index))
 		return false;
-	if (m->seg == X86_REG_FS)
+	if (m->seg == ELFSCAN_X86_FS)
 		seg = r->fs_base;
-	else if (m->seg == X86_REG_GS)
+	else if (m->seg == ELFSCAN_X86_GS)
 		seg = r->gs_base;
 	*ea = seg + base + index * (uint64_t)m->scale + (uint64_t)m->disp;
 	return true;
