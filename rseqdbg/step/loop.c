@@ -216,6 +216,24 @@ int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms,
 	}
 }
 
+/* A thread exec'd: the one that did is stepped on in the new image. */
+enum step_status cur_exec(struct stepper *st, const struct rd_event *ev)
+{
+	if (ev->tid != st->cur_tid)
+		set_cur(st, rd_pt_thread(&st->tr, ev->tid));
+	handle_exec(st, ev);
+	return STEP_OK;
+}
+
+/* The stepped thread cannot be resumed or waited for: it is gone. */
+enum step_status cur_lost(struct stepper *st)
+{
+	rd_bp_remove_all();
+	release_held(st);
+	st->end = "exited";
+	return STEP_END;
+}
+
 /* Asked to quit: wait at most a second for the stop the thread is about to make, which a
  * pending quit request would not let wait_cur see. */
 int wait_quitting(struct stepper *st, struct rd_event *ev, enum how how)
@@ -360,11 +378,8 @@ static enum step_status single_step(struct stepper *st, const struct rd_insn *in
 	case RD_EV_EXITED:
 		return cur_gone(st, &ev);
 	case RD_EV_EXEC:
-		if (ev.tid != st->cur_tid)
-			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
 		st->steps++;
-		handle_exec(st, &ev);
-		return STEP_OK;
+		return cur_exec(st, &ev);
 	case RD_EV_SIGNAL:
 		/* Delivered with the next step, which then stops in the handler. */
 		st->signals++;

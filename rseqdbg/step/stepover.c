@@ -109,12 +109,12 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 		return STEP_ERR;
 	t0 = now_ns();
 	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
-		goto gone;
+		return cur_lost(st);
 	st->cur_sig = 0;
 	for (;;) {
 		ret = wait_cur(st, &ev, SAFETY_NET_MS, HOW_CONT, net);
 		if (ret < 0)
-			goto gone;
+			return cur_lost(st);
 		if (ev.kind == RD_EV_NONE) {
 			if (rd_pt_quit)
 				return quit_passage(st);
@@ -129,12 +129,8 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 			rd_bp_forget();
 			return cur_gone(st, &ev);
 		}
-		if (ev.kind == RD_EV_EXEC) {
-			if (ev.tid != st->cur_tid)
-				set_cur(st, rd_pt_thread(&st->tr, ev.tid));
-			handle_exec(st, &ev);
-			return STEP_OK;
-		}
+		if (ev.kind == RD_EV_EXEC)
+			return cur_exec(st, &ev);
 		if (ev.kind == RD_EV_SIGNAL) {
 			st->signals++;
 			print_event(st, "signal", st->cur_tid, "%s during the passage%s",
@@ -148,7 +144,7 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 			break;
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
-			goto gone;
+			return cur_lost(st);
 		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL) {
 			/* The program's own breakpoint instruction. */
 			resume_cur(st, HOW_CONT, SIGTRAP);
@@ -184,9 +180,4 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 		print_passage(st, s, r, bp, now_ns() - t0, net);
 	}
 	return STEP_OK;
-gone:
-	rd_bp_remove_all();
-	release_held(st);
-	st->end = "exited";
-	return STEP_END;
 }

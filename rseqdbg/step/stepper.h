@@ -160,6 +160,8 @@ int resume_cur(struct stepper *st, enum how how, int sig);
 int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
 	     bool want_stop);
 int wait_quitting(struct stepper *st, struct rd_event *ev, enum how how);
+enum step_status cur_exec(struct stepper *st, const struct rd_event *ev);
+enum step_status cur_lost(struct stepper *st);
 enum step_status cur_gone(struct stepper *st, const struct rd_event *ev);
 bool trap_queued(const rd_regs_t *r);
 const char *plant_error(int err);

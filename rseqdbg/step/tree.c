@@ -225,7 +225,7 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 	rd_regs_t regs;
 
 	if (resume_cur(st, HOW_CONT, 0) < 0)
-		goto gone;
+		return cur_lost(st);
 	for (;;) {
 		if (!quit) {
 			ret = wait_cur(st, &ev, 0, HOW_CONT, false);
@@ -234,7 +234,7 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 			ret = wait_quitting(st, &ev, HOW_CONT);
 		}
 		if (ret < 0 || (quit && ev.kind == RD_EV_NONE))
-			goto gone;
+			return cur_lost(st);
 		if (ev.kind == RD_EV_NONE) {
 			if (rd_pt_quit) {
 				quit = true;
@@ -247,20 +247,16 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 			release_held(st);
 			return cur_gone(st, &ev);
 		}
-		if (ev.kind == RD_EV_EXEC) {
-			/* Not from the tree (no system call runs unseen): another thread's. */
-			if (ev.tid != st->cur_tid)
-				set_cur(st, rd_pt_thread(&st->tr, ev.tid));
-			handle_exec(st, &ev);
-			return STEP_OK;
-		}
+		/* An exec is not from the tree (no system call runs unseen): another thread's. */
+		if (ev.kind == RD_EV_EXEC)
+			return cur_exec(st, &ev);
 		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
 		if (bp) {
 			k = plan_find(p, bp);
 			break;
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
-			goto gone;
+			return cur_lost(st);
 		if (ev.kind == RD_EV_SIGNAL) {
 			sig = ev.sig;
 			k = plan_find(p, rd_arch_pc(&regs));
@@ -307,9 +303,4 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 	}
 	st->last_store = false;
 	return res;
-gone:
-	rd_bp_remove_all();
-	release_held(st);
-	st->end = "exited";
-	return STEP_END;
 }
