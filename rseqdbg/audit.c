@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 
 #include "common.h"
-#include "ptrace.h"
 #include "elfscan-audit.h"
 #include "proc/maps.h"
+#include "proc/ptrace.h"
 #include "proc/rseqarea.h"
 #include "symfmt.h"
 

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "ptrace.h"
 #include "elfscan.h"
 #include "proc/maps.h"
+#include "proc/ptrace.h"
 #include "proc/rseqarea.h"
 #include "symfmt.h"
 

@@ -5,7 +5,7 @@
 
 #include "arch/arch.h"
 #include "elfscan-decode.h"
-#include "ptrace.h"
+#include "proc/ptrace.h"
 
 #if !defined(__x86_64__)
 #error "rseqdbg step: only x86_64 is implemented (rseqdbg/arch/ holds the architecture code)"

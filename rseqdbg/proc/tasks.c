@@ -9,13 +9,6 @@
 #include "common.h"
 #include "proc/tasks.h"
 
-static int cmp_tid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n)
 {
 	pid_t *v = NULL;
@@ -55,8 +48,6 @@ int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n)
 		*n = 0;
 		return ret;
 	}
-	if (*n)
-		qsort(v, *n, sizeof(*v), cmp_tid);
 	*tids = v;
 	return 0;
 }

@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The thread ids of process pid, ascending, in *tids (free() it; NULL when *n is 0). A thread
- * may exit or another start meanwhile. 0, or -errno: -ENOENT when there is no such process. */
+/* The thread ids of process pid in the order /proc lists them, in *tids (free() it; NULL when
+ * *n is 0). A thread may exit or another start meanwhile. 0, or -errno: -ENOENT when there is
+ * no such process. */
 int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n);
 
 #endif

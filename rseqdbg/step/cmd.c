@@ -18,8 +18,8 @@
 #include <time.h>
 
 #include "common.h"
-#include "guard.h"
 #include "step/breakpoint.h"
+#include "step/guard.h"
 #include "step/pin.h"
 #include "step/stepper.h"
 

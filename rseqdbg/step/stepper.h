@@ -19,8 +19,8 @@
 
 #include "arch/arch.h"
 #include "proc/maps.h"
+#include "proc/ptrace.h"
 #include "proc/rseqarea.h"
-#include "ptrace.h"
 #include "step/planner.h"
 
 /* A passage that hits none of its breakpoints within this bound is interrupted. */

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* ptrace wrappers: launch or seize a process, track its threads, stop, resume, registers,
  * memory through /proc/PID/mem, and decoded wait events (clone, fork, exec, exit). */
-#ifndef RSEQDBG_PTRACE_H
-#define RSEQDBG_PTRACE_H
+#ifndef RSEQDBG_PROC_PTRACE_H
+#define RSEQDBG_PROC_PTRACE_H
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <sys/user.h>
 
-typedef struct user_regs_struct rd_regs_t;
+#include "arch/arch.h" /* rd_regs_t */
 
 enum rd_tstate {
 	RD_T_RUNNING,
@@ -95,6 +94,8 @@ int rd_pt_singlestep(struct rd_tracee *tr, struct rd_thread *t, int sig);
 int rd_pt_interrupt(struct rd_thread *t);
 int rd_pt_getregs(pid_t tid, rd_regs_t *regs);
 int rd_pt_setregs(pid_t tid, const rd_regs_t *regs);
+/* The program counter of a stopped thread, of a 64-bit or a 32-bit program. */
+int rd_pt_getpc(pid_t tid, uint64_t *pc);
 int rd_pt_siginfo(pid_t tid, siginfo_t *si);
 
 /* Memory through /proc/PID/mem (works on read-only text while we trace the process). */

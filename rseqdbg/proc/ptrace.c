@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* ptrace wrappers: launch or seize a process, track its threads, decode wait events. */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
 #include "common.h"
-#include "ptrace.h"
+#include "proc/ptrace.h"
+#include "proc/spawn.h"
+#include "proc/tasks.h"
 
 volatile sig_atomic_t rd_pt_quit;
 
@@ -81,96 +83,78 @@ static int open_mem(struct rd_tracee *tr)
 	return tr->memfd < 0 ? -errno : 0;
 }
 
-int rd_pt_launch(struct rd_tracee *tr, char **argv, char *err, size_t errlen)
+/* Until the exec stop of a launched program: let signals sent meanwhile through. 0, or
+ * -errno with err filled; the program has exited or must be killed. */
+static int wait_exec(struct rd_tracee *tr, struct rd_spawn *child, const char *prog, char *err,
+		     size_t errlen)
 {
-	int pfd[2], st, child_errno = 0, ret;
 	struct rd_event ev;
-	pid_t pid;
-	ssize_t n;
+	int ret;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return ret;
-	}
-	pid = fork();
-	if (pid < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(pfd[0]);
-		close(pfd[1]);
-		return ret;
-	}
-	if (pid == 0) {
-		/* Stop so the parent can seize us before exec; the exec stop follows. */
-		close(pfd[0]);
-		raise(SIGSTOP);
-		execvp(argv[0], argv);
-		child_errno = errno;
-		if (write(pfd[1], &child_errno, sizeof(child_errno)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(pfd[1]);
-	tr->pid = pid;
-	tr->launched = true;
-	if (waitpid(pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
-		ret = -ECHILD;
-		snprintf(err, errlen, "%s: did not start", argv[0]);
-		goto fail;
-	}
-	if (ptrace(PTRACE_SEIZE, pid, 0, seize_opts | PTRACE_O_EXITKILL) < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot trace %s (pid %d): %s", argv[0], pid,
-			 strerror(errno));
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		goto fail;
-	}
-	if (!rd_pt_add_thread(tr, pid, RD_T_RUNNING)) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
-		goto fail_kill;
-	}
-	kill(pid, SIGCONT);
-	/* Until the exec stop: let the SIGCONT and the job-control stops through. */
 	for (;;) {
 		ret = rd_pt_wait(tr, &ev, 0);
 		if (ret < 0 && ret != -EINTR) {
-			snprintf(err, errlen, "waiting for %s: %s", argv[0], strerror(-ret));
-			goto fail_kill;
+			snprintf(err, errlen, "waiting for %s: %s", prog, strerror(-ret));
+			return ret;
 		}
 		if (ev.kind == RD_EV_NONE) {
-			if (rd_pt_quit) {
-				ret = -EINTR;
-				snprintf(err, errlen, "interrupted");
-				goto fail_kill;
-			}
-			continue;
+			if (!rd_pt_quit)
+				continue;
+			snprintf(err, errlen, "interrupted");
+			return -EINTR;
 		}
 		if (ev.kind == RD_EV_EXEC)
-			break;
+			return 0;
 		if (ev.kind == RD_EV_EXITED) {
-			n = read(pfd[0], &child_errno, sizeof(child_errno));
-			ret = n == sizeof(child_errno) ? -child_errno : -ECHILD;
-			snprintf(err, errlen, "cannot execute %s: %s", argv[0],
-				 n == sizeof(child_errno) ? strerror(child_errno) : "exited");
-			goto fail;
+			ret = rd_spawn_result(child);
+			snprintf(err, errlen, "cannot execute %s: %s", prog,
+				 ret ? strerror(-ret) : "exited");
+			return ret ? ret : -ECHILD;
 		}
 		rd_pt_cont(tr, rd_pt_thread(tr, ev.tid), ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
 	}
-	close(pfd[0]);
-	ret = open_mem(tr);
+}
+
+int rd_pt_launch(struct rd_tracee *tr, char **argv, char *err, size_t errlen)
+{
+	struct rd_spawn child;
+	int ret;
+
+	/* Held before exec until it is seized: the exec stop is its first. */
+	ret = rd_spawn(argv, &child);
 	if (ret < 0) {
-		snprintf(err, errlen, "/proc/%d/mem: %s", pid, strerror(-ret));
-		rd_pt_kill(tr);
+		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(-ret));
 		return ret;
 	}
+	tr->pid = child.pid;
+	tr->launched = true;
+	if (ptrace(PTRACE_SEIZE, child.pid, 0, seize_opts | PTRACE_O_EXITKILL) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot trace %s (pid %d): %s", argv[0], child.pid,
+			 strerror(errno));
+		rd_spawn_abort(&child);
+		return ret;
+	}
+	if (!rd_pt_add_thread(tr, child.pid, RD_T_RUNNING)) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	rd_spawn_go(&child);
+	ret = wait_exec(tr, &child, argv[0], err, errlen);
+	if (ret < 0)
+		goto fail;
+	rd_spawn_result(&child); /* end of file: the exec closed it */
+	ret = open_mem(tr);
+	if (ret < 0) {
+		snprintf(err, errlen, "/proc/%d/mem: %s", tr->pid, strerror(-ret));
+		goto fail;
+	}
 	return 0;
-fail_kill:
-	rd_pt_kill(tr);
 fail:
-	close(pfd[0]);
+	rd_pt_kill(tr);
+	child.pid = 0; /* reaped, by the kill or by the wait that saw it exit */
+	rd_spawn_abort(&child);
 	return ret;
 }
 
@@ -241,24 +225,23 @@ static pid_t parent_of(pid_t pid)
  */
 static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 {
-	char path[64], who[96];
-	struct dirent *de;
-	int added = 0, ret = 0;
-	DIR *d;
+	int added = 0, ret;
+	pid_t *tids;
+	char who[96];
+	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", tr->pid);
-	d = opendir(path);
-	if (!d) {
-		ret = -errno;
-		snprintf(err, errlen, "no process %d (%s: %s)", tr->pid, path, strerror(errno));
+	ret = rd_proc_threads(tr->pid, &tids, &n);
+	if (ret < 0) {
+		snprintf(err, errlen, "no process %d (/proc/%d/task: %s)", tr->pid, tr->pid,
+			 strerror(-ret));
 		return ret;
 	}
-	while ((de = readdir(d))) {
-		pid_t tid = atoi(de->d_name), tracer;
+	for (size_t i = 0; i < n; i++) {
+		pid_t tid = tids[i], tracer;
 		char state;
 		int e;
 
-		if (tid <= 0 || rd_pt_thread(tr, tid))
+		if (rd_pt_thread(tr, tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, tid, 0, seize_opts) == 0) {
 			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
@@ -297,7 +280,7 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		}
 		break;
 	}
-	closedir(d);
+	free(tids);
 	return ret < 0 ? ret : added;
 }
 
@@ -542,6 +525,25 @@ int rd_pt_getregs(pid_t tid, rd_regs_t *regs)
 	struct iovec iov = { regs, sizeof(*regs) };
 
 	return ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0 ? -errno : 0;
+}
+
+int rd_pt_getpc(pid_t tid, uint64_t *pc)
+{
+	rd_regs_t regs;
+	struct iovec iov = { .iov_base = &regs, .iov_len = sizeof(regs) };
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
+		return -errno;
+	if (iov.iov_len < sizeof(regs)) {
+		/* A 32-bit program gets the i386 layout: 17 words, eip the 13th. */
+		uint32_t w[17];
+
+		memcpy(w, &regs, sizeof(w));
+		*pc = w[12];
+	} else {
+		*pc = rd_arch_pc(&regs);
+	}
+	return 0;
 }
 
 int rd_pt_setregs(pid_t tid, const rd_regs_t *regs)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The process the user sees and may kill is not the tracer: killing it, even with SIGKILL,
  * makes the tracer clean up and detach instead of leaving breakpoints in the program. */
-#ifndef RSEQDBG_GUARD_H
-#define RSEQDBG_GUARD_H
+#ifndef RSEQDBG_STEP_GUARD_H
+#define RSEQDBG_STEP_GUARD_H
 
 #include <signal.h>
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "guard.h"
+#include "step/guard.h"
 
 #define GUARD_DEATHSIG SIGHUP
 
