@@ -17,6 +17,7 @@
 #include "common.h"
 #include "proc/ptrace.h"
 #include "proc/spawn.h"
+#include "proc/status.h"
 #include "proc/tasks.h"
 
 volatile sig_atomic_t rd_pt_quit;
@@ -158,65 +159,6 @@ fail:
 	return ret;
 }
 
-/* What /proc says of a thread: its state letter and the pid of its tracer (0: none). False
- * when the thread is gone. */
-static bool task_status(pid_t pid, pid_t tid, char *state, pid_t *tracer)
-{
-	char path[64], line[128];
-	bool seen = false;
-	FILE *f;
-
-	*state = '?';
-	*tracer = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		int v;
-
-		if (sscanf(line, "State: %c", state) == 1)
-			seen = true;
-		else if (sscanf(line, "TracerPid: %d", &v) == 1)
-			*tracer = v;
-	}
-	fclose(f);
-	return seen;
-}
-
-/* "1234 (gdb)": a process and its command name, for messages. */
-static void name_process(pid_t pid, char *buf, size_t len)
-{
-	char path[64], comm[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
-	snprintf(buf, len, comm[0] ? "%d (%s)" : "%d", pid, comm);
-}
-
-/* The parent of a process (its reaper), 0 when unknown. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], line[128];
-	pid_t ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f) && sscanf(line, "PPid: %d", &ppid) != 1)
-		;
-	fclose(f);
-	return ppid;
-}
-
 /*
  * Seize every thread listed in /proc/PID/task; returns how many were seized here (threads
  * they create are traced already), or -errno. A thread that exits meanwhile is skipped,
@@ -237,8 +179,8 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		return ret;
 	}
 	for (size_t i = 0; i < n; i++) {
-		pid_t tid = tids[i], tracer;
-		char state;
+		struct rd_proc_status ps;
+		pid_t tid = tids[i];
 		int e;
 
 		if (rd_pt_thread(tr, tid))
@@ -253,9 +195,10 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 			continue;
 		}
 		e = errno;
-		if (e == ESRCH || !task_status(tr->pid, tid, &state, &tracer) || state == 'X')
+		if (e == ESRCH || rd_proc_status(tr->pid, tid, &ps) < 0 || ps.state == '?' ||
+		    ps.state == 'X')
 			continue; /* exited meanwhile */
-		if (e == EPERM && tracer == getpid()) {
+		if (e == EPERM && ps.tracer == getpid()) {
 			/* Created since by a thread we trace: traced already, its stop will come. */
 			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
 				ret = -ENOMEM;
@@ -264,11 +207,11 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 			}
 			continue;
 		}
-		if (e == EPERM && state == 'Z')
+		if (e == EPERM && ps.state == 'Z')
 			continue; /* exiting; a whole zombie process is told apart by the caller */
 		ret = -e;
-		if (e == EPERM && tracer) {
-			name_process(tracer, who, sizeof(who));
+		if (e == EPERM && ps.tracer) {
+			rd_proc_name(ps.tracer, who, sizeof(who));
 			snprintf(err, errlen, "cannot trace process %d (thread %d): already traced by "
 				 "PID %s", tr->pid, tid, who);
 		} else {
@@ -298,11 +241,11 @@ int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
 		ret = seize_tasks(tr, err, errlen);
 	} while (ret > 0);
 	if (ret == 0 && tr->nt == 0) {
-		char state, who[96];
-		pid_t tracer;
+		struct rd_proc_status ps;
+		char who[96];
 
-		if (task_status(pid, pid, &state, &tracer) && state == 'Z') {
-			name_process(parent_of(pid), who, sizeof(who));
+		if (rd_proc_status(pid, pid, &ps) == 0 && ps.state == 'Z') {
+			rd_proc_name(ps.ppid, who, sizeof(who));
 			snprintf(err, errlen, "cannot trace process %d: it is a zombie (it exited; its "
 				 "parent %s has not reaped it)", pid, who);
 			ret = -EPERM;
@@ -582,31 +525,16 @@ int rd_pt_poke(struct rd_tracee *tr, uint64_t addr, const void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* Whether SIGTRAP is pending for the thread itself (/proc/PID/task/TID/status SigPnd). */
-static bool sigtrap_pending(pid_t pid, pid_t tid)
-{
-	char path[64], line[128];
-	unsigned long long mask = 0;
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "SigPnd: %llx", &mask) == 1;
-	fclose(f);
-	return mask & (1ull << (SIGTRAP - 1));
-}
-
 int rd_pt_detach(struct rd_tracee *tr, struct rd_thread *t)
 {
+	struct rd_proc_status ps;
+
 	if (!t || t->state != RD_T_STOPPED)
 		return -EINVAL;
 	/* A single-step over a system call that we interrupted queues a SIGTRAP at the
 	 * system call's exit: let the thread dequeue it into a stop we swallow. */
-	if (t->last_step && sigtrap_pending(tr->pid, t->tid) &&
+	if (t->last_step && rd_proc_status(tr->pid, t->tid, &ps) == 0 &&
+	    (ps.sigpnd & (1ull << (SIGTRAP - 1))) &&
 	    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
 		int st;
 
@@ -656,49 +584,19 @@ void rd_pt_child_detach(pid_t child)
 	ptrace(PTRACE_DETACH, child, 0, 0);
 }
 
-/* Why ptrace may refuse a process with EPERM although we have the privilege. */
-struct proc_status {
-	char state;   /* 'Z' zombie, ... */
-	int tracer;   /* pid of a debugger already attached, 0 when none */
-	bool user_mm; /* has user memory: not a kernel thread */
-};
-
-static void proc_status(pid_t pid, struct proc_status *ps)
-{
-	char path[64], line[128];
-	FILE *f;
-
-	memset(ps, 0, sizeof(*ps));
-	ps->user_mm = true;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	ps->user_mm = false;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "TracerPid: %d", &ps->tracer) == 1)
-			continue;
-		if (sscanf(line, "State: %c", &ps->state) == 1)
-			continue;
-		if (!strncmp(line, "VmSize:", 7))
-			ps->user_mm = true;
-	}
-	fclose(f);
-}
-
 int rd_pid_error(pid_t pid, int err)
 {
-	struct proc_status ps = { .user_mm = true };
+	struct rd_proc_status ps = { .user_mm = true };
 	char who[96];
 
 	if (err == -ENOENT || err == -ESRCH)
 		return rd_error("pid %d: no such process", (int)pid);
 	if (pid == getpid())
 		return rd_error("cannot trace pid %d: it is this rseqdbg process", (int)pid);
-	if (err == -EPERM)
-		proc_status(pid, &ps);
+	if (err == -EPERM && rd_proc_status(pid, 0, &ps) < 0)
+		ps = (struct rd_proc_status){ .user_mm = true };
 	if (ps.state == 'Z') {
-		name_process(parent_of(pid), who, sizeof(who));
+		rd_proc_name(ps.ppid, who, sizeof(who));
 		return rd_error("cannot trace pid %d: it is a zombie (it exited; its parent %s has "
 				"not reaped it)",
 				(int)pid, who);
@@ -707,7 +605,7 @@ int rd_pid_error(pid_t pid, int err)
 		return rd_error("cannot trace pid %d: a kernel thread, it has no user code",
 				(int)pid);
 	if (ps.tracer) {
-		name_process(ps.tracer, who, sizeof(who));
+		rd_proc_name(ps.tracer, who, sizeof(who));
 		return rd_error("cannot trace pid %d: already traced by PID %s", (int)pid, who);
 	}
 	if (err == -EPERM || err == -EACCES)
@@ -719,10 +617,12 @@ int rd_pid_error(pid_t pid, int err)
 
 int rd_debugger_ancestor(pid_t pid)
 {
-	struct proc_status ps;
+	struct rd_proc_status ps, up;
 
-	proc_status(pid, &ps);
-	for (pid_t a = getppid(); ps.tracer && a > 1; a = parent_of(a)) {
+	if (rd_proc_status(pid, 0, &ps) < 0)
+		return 0;
+	for (pid_t a = getppid(); ps.tracer && a > 1;
+	     a = rd_proc_status(a, 0, &up) == 0 ? up.ppid : 0) {
 		if (a == ps.tracer)
 			return a;
 	}
