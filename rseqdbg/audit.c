@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* rseqdbg audit: run libelfscan's checks on ELF files or the modules of a process. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,6 +13,7 @@
 #include "proc/maps.h"
 #include "proc/ptrace.h"
 #include "proc/rseqarea.h"
+#include "proc/tasks.h"
 #include "symfmt.h"
 
 struct audit_opts {
@@ -425,50 +425,35 @@ static int thread_config(pid_t tid, struct rd_rseq_config *cfg)
 
 static int read_threads(pid_t pid, struct thread **res, size_t *n)
 {
-	struct thread *v = NULL, *nv;
-	size_t cap = 0;
-	struct dirent *de;
-	char path[64];
-	int err = 0;
-	DIR *d;
+	struct thread *v;
+	pid_t *tids;
+	size_t ntids;
+	int err = rd_proc_threads(pid, &tids, &ntids);
 
 	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		unsigned long long tid;
+	if (err)
+		return err;
+	v = calloc(ntids ? ntids : 1, sizeof(*v));
+	for (size_t i = 0; v && i < ntids; i++) {
 		struct rd_rseq_config cfg;
 
-		if (!rd_parse_u64(de->d_name, &tid))
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 8;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		err = thread_config((pid_t)tid, &cfg);
+		err = thread_config(tids[i], &cfg);
 		if (err == -ESRCH) { /* the thread exited meanwhile */
 			err = 0;
 			continue;
 		}
 		if (err)
 			break;
-		v[*n].tid = (pid_t)tid;
+		v[*n].tid = tids[i];
 		v[*n].registered = cfg.abi_ptr != 0;
 		v[*n].sig = cfg.signature;
 		(*n)++;
 	}
-	closedir(d);
-	if (err) {
+	free(tids);
+	if (!v || err) {
 		free(v);
 		*n = 0;
-		return err;
+		return v ? err : -ENOMEM;
 	}
 	*res = v;
 	return 0;

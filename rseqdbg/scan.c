@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* rseqdbg scan: the rseq critical sections of ELF files, or of a running process and the rseq
  * state of each of its threads. */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +10,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +18,7 @@
 #include "proc/maps.h"
 #include "proc/ptrace.h"
 #include "proc/rseqarea.h"
+#include "proc/tasks.h"
 #include "symfmt.h"
 
 struct scan_opts {
@@ -523,36 +521,6 @@ struct thread {
 	int traced_by; /* a debugger holds the thread: not inspected */
 };
 
-/* The instruction pointer of a stopped thread; the only architecture-specific code here. */
-static int thread_ip(pid_t tid, uint64_t *ip)
-{
-#if defined(__x86_64__) || defined(__aarch64__)
-	struct user_regs_struct regs;
-	struct iovec iov = { .iov_base = &regs, .iov_len = sizeof(regs) };
-
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
-		return -errno;
-#if defined(__x86_64__)
-	/* A 32-bit tracee gets the i386 layout: 17 words, eip the 13th. */
-	if (iov.iov_len < sizeof(regs)) {
-		uint32_t w[17];
-
-		memcpy(w, &regs, sizeof(w));
-		*ip = w[12];
-	} else {
-		*ip = regs.rip;
-	}
-#else
-	*ip = regs.pc;
-#endif
-	return 0;
-#else
-	(void)tid;
-	(void)ip;
-	return -EOPNOTSUPP;
-#endif
-}
-
 static void thread_where(struct thread *t, const struct rd_modules *mods)
 {
 	unsigned char d[32];
@@ -600,7 +568,7 @@ static int thread_inspect(struct thread *t, pid_t pid, const struct rd_modules *
 		t->area_err = rd_rseq_read_area(pid, &t->cfg, &t->area);
 	else
 		t->area_err = t->cfg_err;
-	t->ip_err = thread_ip(t->tid, &t->ip);
+	t->ip_err = rd_pt_getpc(t->tid, &t->ip);
 	thread_where(t, mods);
 	/* Running again as before; a thread stopped inside a section aborts now, as it would
 	 * after any preemption. */
@@ -617,37 +585,20 @@ static int cmp_tid(const void *a, const void *b)
 
 static int list_threads(pid_t pid, struct thread **res, size_t *n)
 {
-	struct thread *v = NULL;
-	size_t cap = 0;
-	struct dirent *de;
-	char path[64];
-	DIR *d;
+	struct thread *v;
+	pid_t *tids;
+	int err = rd_proc_threads(pid, &tids, n);
 
-	*n = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		unsigned long long tid;
-
-		if (!rd_parse_u64(de->d_name, &tid))
-			continue;
-		if (*n == cap) {
-			struct thread *nv = realloc(v, (cap ? cap * 2 : 8) * sizeof(*v));
-
-			if (!nv) {
-				closedir(d);
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = cap ? cap * 2 : 8;
-		}
-		memset(&v[*n], 0, sizeof(v[*n]));
-		v[(*n)++].tid = (pid_t)tid;
+	if (err)
+		return err;
+	v = calloc(*n ? *n : 1, sizeof(*v));
+	if (!v) {
+		free(tids);
+		return -ENOMEM;
 	}
-	closedir(d);
+	for (size_t i = 0; i < *n; i++)
+		v[i].tid = tids[i];
+	free(tids);
 	if (*n)
 		qsort(v, *n, sizeof(*v), cmp_tid);
 	*res = v;

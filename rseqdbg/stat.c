@@ -123,7 +123,7 @@ static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
 int cmd_stat(int argc, char **argv)
 {
 	struct rd_tracer_opts o = { .follow_forks = true };
-	struct rd_child child = { .go_fd = -1, .err_fd = -1 };
+	struct rd_spawn child = RD_SPAWN_INIT;
 	const char *output = NULL, *missing;
 	struct rd_tracer *t = NULL;
 	struct rd_features f;

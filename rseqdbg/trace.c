@@ -255,7 +255,7 @@ static int settle_opts(struct trace_args *a, const struct rd_trace_out *c,
 }
 
 /* Poll until Ctrl-C, --duration or the end of the command; *status: the command's. */
-static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_child *child,
+static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spawn *child,
 	       int *status)
 {
 	uint64_t start_ms = mono_ms(), interval_ms = (uint64_t)(a->interval * 1000);
@@ -286,7 +286,7 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_chi
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a = {};
-	struct rd_child child = { .go_fd = -1, .err_fd = -1 };
+	struct rd_spawn child = RD_SPAWN_INIT;
 	struct rd_trace_out c = {};
 	struct rd_features f;
 	char **cmd;

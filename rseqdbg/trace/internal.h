@@ -6,10 +6,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <capstone.h>
-
 #include "tracer.h"
 
+struct elfscan_decoder;
 struct rseqtrace_bpf;
 struct ring_buffer;
 
@@ -53,8 +52,9 @@ struct rd_tracer {
 	size_t npids;
 	struct seccache *secs;
 	size_t nsecs;
-	csh cs_handle;	     /* insn.c */
-	uint16_t cs_machine; /* e_machine cs_handle was opened for, 0 when none */
+	struct elfscan_decoder *dec; /* insn.c: for files of dec_machine and dec_class */
+	uint16_t dec_machine;
+	int dec_class;
 };
 
 /* Free what symbols.c and insn.c keep in t. */

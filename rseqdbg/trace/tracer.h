@@ -72,7 +72,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s);
  * (o->follow_forks is set). Returns 0; 1 when the tracer runs but the command could not be
  * executed (reaped); or -errno with nothing left running. rd_errmsg() says why. */
 int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char **argv,
-		    struct rd_child *child, struct rd_tracer **t);
+		    struct rd_spawn *child, struct rd_tracer **t);
 
 /* Monotonic ns (bpf_ktime_get_ns clock) to wall-clock seconds since the epoch. */
 double rd_tracer_walltime(const struct rd_tracer *t, uint64_t ktime_ns);
