@@ -738,15 +738,15 @@ static int parse_fail_on(const char *s, enum elfscan_severity *sev)
 static int parse_opts(struct audit_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "check", required_argument, NULL, OPT_CHECK },
-		{ "skip", required_argument, NULL, OPT_SKIP },
-		{ "list-checks", no_argument, NULL, OPT_LIST },
-		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "sarif", no_argument, NULL, OPT_SARIF },
-		{ 0 },
+	    {"check", required_argument, NULL, OPT_CHECK},
+	    {"skip", required_argument, NULL, OPT_SKIP},
+	    {"list-checks", no_argument, NULL, OPT_LIST},
+	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"sarif", no_argument, NULL, OPT_SARIF},
+	    {0},
 	};
-	static const struct rd_cmdline cl = { "p:", longopts, usage };
+	static const struct rd_cmdline cl = {"p:", longopts, usage};
 	int c, ret = 0;
 
 	while (!ret && (c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
@@ -779,7 +779,7 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 
 int cmd_audit(int argc, char **argv)
 {
-	struct audit_opts o = { .fail_on = ELFSCAN_SEV_ERROR };
+	struct audit_opts o = {.fail_on = ELFSCAN_SEV_ERROR};
 	int ret = parse_opts(&o, argc, argv);
 
 	if (ret == RD_OPT_HELP || ret == RD_OPT_ERROR) {

@@ -90,7 +90,8 @@ static void indent(struct jw *w)
 {
 	if (!w->pretty)
 		return;
-	static const char spaces[] = "                                                                ";
+	static const char spaces[] =
+	    "                                                                ";
 	size_t n = 2 * (size_t)w->depth;
 
 	out_c(w, '\n');
@@ -138,10 +139,22 @@ static void close_(struct jw *w, char c)
 		flush_buf(w);
 }
 
-void jw_obj_open(struct jw *w) { open_(w, '{'); }
-void jw_obj_close(struct jw *w) { close_(w, '}'); }
-void jw_arr_open(struct jw *w) { open_(w, '['); }
-void jw_arr_close(struct jw *w) { close_(w, ']'); }
+void jw_obj_open(struct jw *w)
+{
+	open_(w, '{');
+}
+void jw_obj_close(struct jw *w)
+{
+	close_(w, '}');
+}
+void jw_arr_open(struct jw *w)
+{
+	open_(w, '[');
+}
+void jw_arr_close(struct jw *w)
+{
+	close_(w, ']');
+}
 
 int jw_utf8_seq(const char *s)
 {
@@ -208,12 +221,24 @@ static void put_string(struct jw *w, const char *s)
 		p += n > 0 ? n : -n;
 		run = p;
 		switch (cp) {
-		case '"': out_n(w, "\\\"", 2); break;
-		case '\\': out_n(w, "\\\\", 2); break;
-		case '\n': out_n(w, "\\n", 2); break;
-		case '\t': out_n(w, "\\t", 2); break;
-		case '\r': out_n(w, "\\r", 2); break;
-		case 0xfffd: out_n(w, "\xef\xbf\xbd", 3); break;
+		case '"':
+			out_n(w, "\\\"", 2);
+			break;
+		case '\\':
+			out_n(w, "\\\\", 2);
+			break;
+		case '\n':
+			out_n(w, "\\n", 2);
+			break;
+		case '\t':
+			out_n(w, "\\t", 2);
+			break;
+		case '\r':
+			out_n(w, "\\r", 2);
+			break;
+		case 0xfffd:
+			out_n(w, "\xef\xbf\xbd", 3);
+			break;
 		default:
 			snprintf(esc, sizeof(esc), "\\u%04x", (unsigned int)cp);
 			out_n(w, esc, 6);
@@ -288,11 +313,31 @@ void jw_null(struct jw *w)
 	out_n(w, "null", 4);
 }
 
-void jw_kstr(struct jw *w, const char *key, const char *s) { jw_key(w, key); jw_str(w, s); }
-void jw_ku64(struct jw *w, const char *key, uint64_t v) { jw_key(w, key); jw_u64(w, v); }
-void jw_ki64(struct jw *w, const char *key, int64_t v) { jw_key(w, key); jw_i64(w, v); }
-void jw_kdouble(struct jw *w, const char *key, double v) { jw_key(w, key); jw_double(w, v); }
-void jw_kbool(struct jw *w, const char *key, bool v) { jw_key(w, key); jw_bool(w, v); }
+void jw_kstr(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	jw_str(w, s);
+}
+void jw_ku64(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	jw_u64(w, v);
+}
+void jw_ki64(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	jw_i64(w, v);
+}
+void jw_kdouble(struct jw *w, const char *key, double v)
+{
+	jw_key(w, key);
+	jw_double(w, v);
+}
+void jw_kbool(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_bool(w, v);
+}
 
 void jw_end(struct jw *w)
 {

@@ -14,11 +14,11 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } cmds[] = {
-	{ "scan", cmd_scan, "decode the rseq descriptor tables of ELF files or a process" },
-	{ "audit", cmd_audit, "check rseq tables and critical-section code" },
-	{ "step", cmd_step, "single-step a program, stepping over critical sections" },
-	{ "trace", cmd_trace, "trace rseq aborts, migrations and cpu_id updates live (eBPF)" },
-	{ "stat", cmd_stat, "run a command and summarize its rseq activity (eBPF)" },
+    {"scan", cmd_scan, "decode the rseq descriptor tables of ELF files or a process"},
+    {"audit", cmd_audit, "check rseq tables and critical-section code"},
+    {"step", cmd_step, "single-step a program, stepping over critical sections"},
+    {"trace", cmd_trace, "trace rseq aborts, migrations and cpu_id updates live (eBPF)"},
+    {"stat", cmd_stat, "run a command and summarize its rseq activity (eBPF)"},
 };
 
 static void usage(FILE *f)
@@ -37,9 +37,11 @@ static void usage(FILE *f)
 static int global_opts(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },   { "pretty", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },   { "version", no_argument, NULL, 'V' },
-		{ 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"pretty", no_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
 	};
 	int c;
 

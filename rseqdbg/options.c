@@ -9,9 +9,9 @@
 
 /* Each command's own options plus these; a command never lists them itself. */
 static const struct option common_longopts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "pretty", no_argument, NULL, RD_OPT_PRETTY },
-	{ "help", no_argument, NULL, 'h' },
+    {"json", no_argument, NULL, 'j'},
+    {"pretty", no_argument, NULL, RD_OPT_PRETTY},
+    {"help", no_argument, NULL, 'h'},
 };
 #define NCOMMON (sizeof(common_longopts) / sizeof(common_longopts[0]))
 #define MAX_LONGOPTS 48
@@ -130,7 +130,7 @@ int rd_parse_pid(const char *opt, const char *what, const char *s, pid_t *pid)
 		return rd_error("%s: '%s' is not a %s id", opt, s, what);
 	snprintf(name, sizeof(name), "-%c", opt[2]);
 	/* Someone used to -p as --pretty wrote `-p FILE`: tell them what -p is now. */
-	return rd_error("%s: '%s' is not a %s id%s", name, s, what,
-			!number && !strcmp(opt, "--pid") ? " (-p is --pid; indented JSON is --pretty)"
-							 : "");
+	return rd_error(
+	    "%s: '%s' is not a %s id%s", name, s, what,
+	    !number && !strcmp(opt, "--pid") ? " (-p is --pid; indented JSON is --pretty)" : "");
 }

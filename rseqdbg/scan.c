@@ -33,10 +33,10 @@ struct scan_opts {
 /* What one file or module block shows. Addresses printed are libelfscan's + bias. */
 struct view {
 	struct elfscan *es;
-	const char *path;		/* as the user named it */
-	const struct rd_module *mod;	/* --pid: the module, for start/end/bias */
+	const char *path;	     /* as the user named it */
+	const struct rd_module *mod; /* --pid: the module, for start/end/bias */
 	uint64_t bias;
-	const struct elfscan_cs **cs;	/* the sections shown */
+	const struct elfscan_cs **cs; /* the sections shown */
 	size_t ncs;
 };
 
@@ -66,19 +66,24 @@ static void usage(FILE *f)
 
 /* Table names in the order the JSON schema lists them. */
 static const enum elfscan_source source_order[] = {
-	ELFSCAN_SRC_CS_PTR_ARRAY, ELFSCAN_SRC_CS,	  ELFSCAN_SRC_EXIT_POINTS,
-	ELFSCAN_SRC_TABLE_2018,	  ELFSCAN_SRC_TABLE_2016, ELFSCAN_SRC_SECTIONS_2015,
+    ELFSCAN_SRC_CS_PTR_ARRAY, ELFSCAN_SRC_CS,	      ELFSCAN_SRC_EXIT_POINTS,
+    ELFSCAN_SRC_TABLE_2018,   ELFSCAN_SRC_TABLE_2016, ELFSCAN_SRC_SECTIONS_2015,
 };
 #define NSOURCES (sizeof(source_order) / sizeof(source_order[0]))
 
 static const char *type_json(uint16_t type)
 {
 	switch (type) {
-	case ET_EXEC: return "EXEC";
-	case ET_DYN: return "DYN";
-	case ET_REL: return "REL";
-	case ET_CORE: return "CORE";
-	default: return "other";
+	case ET_EXEC:
+		return "EXEC";
+	case ET_DYN:
+		return "DYN";
+	case ET_REL:
+		return "REL";
+	case ET_CORE:
+		return "CORE";
+	default:
+		return "other";
 	}
 }
 
@@ -91,9 +96,12 @@ static const char *type_text(struct elfscan *es)
 		if (!elfscan_is_pie(es))
 			return "shared object";
 		return elfscan_has_interp(es) ? "PIE executable" : "static PIE executable";
-	case ET_REL: return "relocatable object";
-	case ET_CORE: return "core file";
-	default: return "ELF file of unknown type";
+	case ET_REL:
+		return "relocatable object";
+	case ET_CORE:
+		return "core file";
+	default:
+		return "ELF file of unknown type";
 	}
 }
 
@@ -249,7 +257,8 @@ static void print_section(const struct view *v, size_t i, int w_addr, int w_post
 	/* A run of entries with one exit_ip is one line: a table may repeat an entry a
 	 * million times. */
 	for (size_t e = 0, k; e < c->nexits; e += k) {
-		for (k = 1; e + k < c->nexits && c->exits[e + k].exit_ip == c->exits[e].exit_ip; k++)
+		for (k = 1; e + k < c->nexits && c->exits[e + k].exit_ip == c->exits[e].exit_ip;
+		     k++)
 			;
 		printf("       %-13s%#" PRIx64 " %s", "exit point", c->exits[e].exit_ip + v->bias,
 		       rd_sym_str(v->es, c->exits[e].exit_ip, loc, sizeof(loc)));
@@ -451,7 +460,7 @@ static void print_view_json(const struct view *v)
 
 static int scan_file(const char *path, const struct scan_opts *o, bool first)
 {
-	struct view v = { .path = path };
+	struct view v = {.path = path};
 	int err;
 
 	err = elfscan_open(path, &o->es, &v.es);
@@ -526,8 +535,7 @@ static void thread_where(struct thread *t, const struct rd_modules *mods)
 	unsigned char d[32];
 	uint64_t off;
 
-	if (t->area_err || !t->area.rseq_cs ||
-	    rd_read_mem(t->tid, t->area.rseq_cs, d, sizeof(d)))
+	if (t->area_err || !t->area.rseq_cs || rd_read_mem(t->tid, t->area.rseq_cs, d, sizeof(d)))
 		t->armed = false;
 	else
 		t->armed = true;
@@ -637,8 +645,7 @@ static const char *mod_name(const struct rd_module *m)
 }
 
 /* "func+0x12 (file.S:42) in libfoo.so" for a runtime address. */
-static const char *runtime_loc(const struct rd_modules *mods, uint64_t addr, char *buf,
-			       size_t len)
+static const char *runtime_loc(const struct rd_modules *mods, uint64_t addr, char *buf, size_t len)
 {
 	const struct rd_module *m = rd_modules_find(mods, addr);
 	char loc[RD_LOC_LEN];
@@ -720,8 +727,7 @@ static void print_thread_text(const struct thread *t, const struct rd_modules *m
 				   sizeof(loc));
 			printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "",
 			       t->in_abort, loc);
-		}
-		else
+		} else
 			printf("      %-10sno descriptor armed for it: resuming does not abort\n",
 			       "");
 	}
@@ -761,7 +767,7 @@ static void print_thread_json(struct jw *w, const struct thread *t, const struct
 	if (!t->inside) {
 		jw_null(w);
 	} else {
-		struct elfscan_loc loc = { 0 };
+		struct elfscan_loc loc = {0};
 
 		if (t->in_mod)
 			rd_symbolize(t->in_mod->es, t->ip - t->in_mod->bias, &loc);
@@ -815,8 +821,10 @@ static int collect_views(const struct scan_opts *o, const struct rd_modules *mod
 			(*nbroken)++;
 			continue;
 		}
-		*v = (struct view){ .es = mods->v[m].es, .path = mods->v[m].path,
-				    .mod = &mods->v[m], .bias = mods->v[m].bias };
+		*v = (struct view){.es = mods->v[m].es,
+				   .path = mods->v[m].path,
+				   .mod = &mods->v[m],
+				   .bias = mods->v[m].bias};
 		if (collect(v, o))
 			return -ENOMEM;
 		if (v->ncs)
@@ -856,8 +864,8 @@ static void print_pid_text(const struct scan_opts *o, const struct view *views, 
 {
 	size_t nlive = 0;
 
-	printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid,
-	       nshown, nshown == 1 ? "" : "s", mods->n - nshown);
+	printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid, nshown,
+	       nshown == 1 ? "" : "s", mods->n - nshown);
 	if (nbroken)
 		printf(" (%zu not scanned)", nbroken);
 	printf("\n");
@@ -876,7 +884,7 @@ static void print_pid_text(const struct scan_opts *o, const struct view *views, 
 
 static int scan_pid(const struct scan_opts *o)
 {
-	struct rd_modules mods = { 0 };
+	struct rd_modules mods = {0};
 	struct thread *threads = NULL;
 	size_t nthreads = 0, nshown = 0, nbroken = 0;
 	struct view *views = NULL;
@@ -938,13 +946,13 @@ enum { OPT_ADDR = 256, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR };
 static int parse_opts(struct scan_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "addr", required_argument, NULL, OPT_ADDR },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "no-debuginfo", no_argument, NULL, OPT_NO_DEBUGINFO },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ 0 },
+	    {"addr", required_argument, NULL, OPT_ADDR},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"no-debuginfo", no_argument, NULL, OPT_NO_DEBUGINFO},
+	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {0},
 	};
-	static const struct rd_cmdline cl = { "p:", longopts, usage };
+	static const struct rd_cmdline cl = {"p:", longopts, usage};
 	unsigned long long v;
 	int c;
 
@@ -982,7 +990,7 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 
 int cmd_scan(int argc, char **argv)
 {
-	struct scan_opts o = { .es = { .sz = sizeof(struct elfscan_opts) } };
+	struct scan_opts o = {.es = {.sz = sizeof(struct elfscan_opts)}};
 	int ret = parse_opts(&o, argc, argv);
 
 	if (ret == RD_OPT_HELP || ret == RD_OPT_ERROR)

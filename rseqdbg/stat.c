@@ -14,19 +14,20 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rseqdbg stat [OPTIONS] -- CMD [ARGS...]\n\n"
-		   "Run CMD (and every thread and child it starts, from its first instruction)\n"
-		   "under the rseq tracer; when it exits, print its rseq aborts per critical\n"
-		   "section and cause, migrations, cpu_id updates and abort rate, then exit with\n"
-		   "CMD's exit status. Needs root, or CAP_BPF and CAP_PERFMON.\n\n"
-		   "Options:\n"
-		   "  -o, --output FILE    write the summary to FILE (default: standard error)\n"
-		   "      --top N          show the N sections with most aborts (default: all)\n"
-		   "  -j, --json           print the summary as one JSON object\n"
-		   "      --pretty         pretty-printed JSON (implies --json)\n"
-		   "  -h, --help           print this help\n\n"
-		   "Exit status: CMD's status (128 + signal when it was killed), 127 when CMD cannot\n"
-		   "be run, 2 when the tracer cannot run.\n");
+	fprintf(f,
+		"Usage: rseqdbg stat [OPTIONS] -- CMD [ARGS...]\n\n"
+		"Run CMD (and every thread and child it starts, from its first instruction)\n"
+		"under the rseq tracer; when it exits, print its rseq aborts per critical\n"
+		"section and cause, migrations, cpu_id updates and abort rate, then exit with\n"
+		"CMD's exit status. Needs root, or CAP_BPF and CAP_PERFMON.\n\n"
+		"Options:\n"
+		"  -o, --output FILE    write the summary to FILE (default: standard error)\n"
+		"      --top N          show the N sections with most aborts (default: all)\n"
+		"  -j, --json           print the summary as one JSON object\n"
+		"      --pretty         pretty-printed JSON (implies --json)\n"
+		"  -h, --help           print this help\n\n"
+		"Exit status: CMD's status (128 + signal when it was killed), 127 when CMD cannot\n"
+		"be run, 2 when the tracer cannot run.\n");
 }
 
 static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid, int status,
@@ -70,11 +71,11 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 static int parse_opts(int argc, char **argv, const char **output, unsigned long long *top)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "top", required_argument, NULL, 'T' },
-		{ 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"top", required_argument, NULL, 'T'},
+	    {0},
 	};
-	static const struct rd_cmdline cl = { "+o:", longopts, usage };
+	static const struct rd_cmdline cl = {"+o:", longopts, usage};
 	int c;
 
 	while ((c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
@@ -91,7 +92,8 @@ static int parse_opts(int argc, char **argv, const char **output, unsigned long 
 		}
 	}
 	if (optind >= argc)
-		return rd_error("no command to run (usage: rseqdbg stat [OPTIONS] -- CMD [ARGS...])");
+		return rd_error(
+		    "no command to run (usage: rseqdbg stat [OPTIONS] -- CMD [ARGS...])");
 	return 0;
 }
 
@@ -122,7 +124,7 @@ static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct rd_tracer_opts o = { .follow_forks = true };
+	struct rd_tracer_opts o = {.follow_forks = true};
 	struct rd_spawn child = RD_SPAWN_INIT;
 	const char *output = NULL, *missing;
 	struct rd_tracer *t = NULL;

@@ -154,8 +154,7 @@ void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias)
 	jw_obj_close(w);
 }
 
-void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr,
-		  uint64_t bias)
+void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias)
 {
 	jw_key(w, key);
 	rd_json_loc(w, es, addr, bias);

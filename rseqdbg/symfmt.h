@@ -41,7 +41,6 @@ const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len)
 void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias);
 
 /* The same after jw_key(w, key). */
-void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr,
-		  uint64_t bias);
+void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias);
 
 #endif

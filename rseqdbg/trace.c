@@ -20,38 +20,38 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: rseqdbg trace [OPTIONS] [-- CMD [ARGS...]]\n"
-		"       rseqdbg trace --check\n\n"
-		"Trace rseq critical-section aborts (with their cause, section and interrupted\n"
-		"instruction), migrations and cpu_id updates with eBPF, system-wide or for the\n"
-		"processes chosen below. Ctrl-C (or --duration) ends it and prints a summary.\n"
-		"Needs root, or CAP_BPF and CAP_PERFMON.\n\n"
-		"Filters (applied in the kernel):\n"
-		"  -p, --pid PID         trace process PID (repeatable)\n"
-		"  -t, --tid TID         trace thread TID (repeatable)\n"
-		"      --comm NAME       trace threads whose command name is NAME\n"
-		"      --cgroup PATH     trace tasks in the cgroup v2 directory PATH or below it\n"
-		"  -- CMD ARGS           run CMD and trace it, its threads and its children from\n"
-		"                        its first instruction; exit with its status\n\n"
-		"Output:\n"
-		"      --events LIST     events to print: abort,migrate,update,signal or all\n"
-		"                        (default: abort,migrate)\n"
-		"      --summary         print no events, only summaries\n"
-		"      --interval S      with --summary, print one every S seconds (with the\n"
-		"                        rates over the last interval)\n"
-		"      --duration S      stop after S seconds\n"
-		"      --top N           sections shown in a summary (default 10, 0 = all)\n"
-		"      --stack           add the user stack of each aborting thread\n"
-		"      --folded          print aborting stacks folded for flame graphs at the end\n"
-		"      --ringbuf-size B  event ring buffer size in bytes (power of 2, >= 4096)\n"
-		"  -j, --json            JSON lines: one object per event, then {\"summary\": ...}\n"
-		"      --pretty          pretty-printed JSON (implies --json)\n"
-		"      --check           load the programs, print what this kernel supports\n"
-		"                        and the mode used\n"
-		"  -h, --help            print this help\n\n"
-		"Exit status: 0 (with -- CMD: CMD's status), 1 when --check finds the kernel\n"
-		"unsupported or the programs do not load, 2 on error.\n");
+	fprintf(
+	    f, "Usage: rseqdbg trace [OPTIONS] [-- CMD [ARGS...]]\n"
+	       "       rseqdbg trace --check\n\n"
+	       "Trace rseq critical-section aborts (with their cause, section and interrupted\n"
+	       "instruction), migrations and cpu_id updates with eBPF, system-wide or for the\n"
+	       "processes chosen below. Ctrl-C (or --duration) ends it and prints a summary.\n"
+	       "Needs root, or CAP_BPF and CAP_PERFMON.\n\n"
+	       "Filters (applied in the kernel):\n"
+	       "  -p, --pid PID         trace process PID (repeatable)\n"
+	       "  -t, --tid TID         trace thread TID (repeatable)\n"
+	       "      --comm NAME       trace threads whose command name is NAME\n"
+	       "      --cgroup PATH     trace tasks in the cgroup v2 directory PATH or below it\n"
+	       "  -- CMD ARGS           run CMD and trace it, its threads and its children from\n"
+	       "                        its first instruction; exit with its status\n\n"
+	       "Output:\n"
+	       "      --events LIST     events to print: abort,migrate,update,signal or all\n"
+	       "                        (default: abort,migrate)\n"
+	       "      --summary         print no events, only summaries\n"
+	       "      --interval S      with --summary, print one every S seconds (with the\n"
+	       "                        rates over the last interval)\n"
+	       "      --duration S      stop after S seconds\n"
+	       "      --top N           sections shown in a summary (default 10, 0 = all)\n"
+	       "      --stack           add the user stack of each aborting thread\n"
+	       "      --folded          print aborting stacks folded for flame graphs at the end\n"
+	       "      --ringbuf-size B  event ring buffer size in bytes (power of 2, >= 4096)\n"
+	       "  -j, --json            JSON lines: one object per event, then {\"summary\": ...}\n"
+	       "      --pretty          pretty-printed JSON (implies --json)\n"
+	       "      --check           load the programs, print what this kernel supports\n"
+	       "                        and the mode used\n"
+	       "  -h, --help            print this help\n\n"
+	       "Exit status: 0 (with -- CMD: CMD's status), 1 when --check finds the kernel\n"
+	       "unsupported or the programs do not load, 2 on error.\n");
 }
 
 static int parse_events(const char *s, uint32_t *emit)
@@ -131,8 +131,19 @@ static int parse_ringbuf_size(const char *s, uint32_t *size)
 	return 0;
 }
 
-enum { O_COMM = 256, O_CGROUP, O_EVENTS, O_SUMMARY, O_INTERVAL, O_DURATION, O_TOP,
-       O_STACK, O_FOLDED, O_RINGBUF, O_CHECK };
+enum {
+	O_COMM = 256,
+	O_CGROUP,
+	O_EVENTS,
+	O_SUMMARY,
+	O_INTERVAL,
+	O_DURATION,
+	O_TOP,
+	O_STACK,
+	O_FOLDED,
+	O_RINGBUF,
+	O_CHECK
+};
 
 /* One option of the command line; 0 or an exit status. */
 static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, const char *arg)
@@ -153,7 +164,8 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 	case O_EVENTS:
 		if (parse_events(arg, &a->o.emit))
 			return rd_error("--events: '%s' is not a list of abort, migrate, update, "
-					"signal or all", arg);
+					"signal or all",
+					arg);
 		return 0;
 	case O_SUMMARY:
 		c->summary = true;
@@ -186,22 +198,22 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, O_COMM },
-		{ "cgroup", required_argument, NULL, O_CGROUP },
-		{ "events", required_argument, NULL, O_EVENTS },
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "top", required_argument, NULL, O_TOP },
-		{ "stack", no_argument, NULL, O_STACK },
-		{ "folded", no_argument, NULL, O_FOLDED },
-		{ "ringbuf-size", required_argument, NULL, O_RINGBUF },
-		{ "check", no_argument, NULL, O_CHECK },
-		{ 0 },
+	    {"pid", required_argument, NULL, 'p'},
+	    {"tid", required_argument, NULL, 't'},
+	    {"comm", required_argument, NULL, O_COMM},
+	    {"cgroup", required_argument, NULL, O_CGROUP},
+	    {"events", required_argument, NULL, O_EVENTS},
+	    {"summary", no_argument, NULL, O_SUMMARY},
+	    {"interval", required_argument, NULL, O_INTERVAL},
+	    {"duration", required_argument, NULL, O_DURATION},
+	    {"top", required_argument, NULL, O_TOP},
+	    {"stack", no_argument, NULL, O_STACK},
+	    {"folded", no_argument, NULL, O_FOLDED},
+	    {"ringbuf-size", required_argument, NULL, O_RINGBUF},
+	    {"check", no_argument, NULL, O_CHECK},
+	    {0},
 	};
-	static const struct rd_cmdline cl = { "+p:t:", longopts, usage };
+	static const struct rd_cmdline cl = {"+p:t:", longopts, usage};
 	int opt, ret;
 
 	a->o.pids = a->pids;

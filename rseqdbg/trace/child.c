@@ -32,7 +32,7 @@ static void on_child(int sig)
 
 void rd_tracer_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = {.sa_handler = on_stop};
 
 	/* No SA_RESTART: the signal ends the ring buffer's epoll_wait at once. SIGCHLD too, so
 	 * the end of the command is seen without waiting for the poll timeout. */

@@ -88,9 +88,9 @@ int rd_features_probe(struct rd_features *f)
 	if (err) {
 		snprintf(f->btf_err, sizeof(f->btf_err), "%s",
 			 access("/sys/kernel/btf/vmlinux", R_OK)
-				 ? "/sys/kernel/btf/vmlinux is absent (kernel built without "
-				   "CONFIG_DEBUG_INFO_BTF)"
-				 : strerror((int)-err));
+			     ? "/sys/kernel/btf/vmlinux is absent (kernel built without "
+			       "CONFIG_DEBUG_INFO_BTF)"
+			     : strerror((int)-err));
 		return 0;
 	}
 	f->btf = true;
@@ -144,11 +144,11 @@ const char *rd_mode_name(enum rd_trace_mode m)
 static const char *mode_desc(enum rd_trace_mode m)
 {
 	return m == RD_MODE_EVENT_MASK
-		       ? "causes from scheduler and signal events, cleared at every rseq_update; "
-			 "an abort with none recorded is a membarrier RSEQ IPI or similar"
-		       : "no rseq_event_mask (6.19+ rseq): causes from the latest scheduler or "
-			 "signal event before the abort; a membarrier RSEQ IPI counts as the "
-			 "preemption before it";
+		   ? "causes from scheduler and signal events, cleared at every rseq_update; "
+		     "an abort with none recorded is a membarrier RSEQ IPI or similar"
+		   : "no rseq_event_mask (6.19+ rseq): causes from the latest scheduler or "
+		     "signal event before the abort; a membarrier RSEQ IPI counts as the "
+		     "preemption before it";
 }
 
 void rd_features_print(const struct rd_features *f, const char *load_err)
@@ -159,30 +159,30 @@ void rd_features_print(const struct rd_features *f, const char *load_err)
 		size_t off;
 		const char *what;
 	} items[] = {
-		{ "btf", offsetof(struct rd_features, btf), "kernel BTF (/sys/kernel/btf/vmlinux)" },
-		{ "rseq_ip_fixup", offsetof(struct rd_features, tp_ip_fixup),
-		  "tracepoint rseq:rseq_ip_fixup (aborts)" },
-		{ "rseq_update", offsetof(struct rd_features, tp_update),
-		  "tracepoint rseq:rseq_update (cpu_id updates)" },
-		{ "sched_migrate_task", offsetof(struct rd_features, tp_migrate),
-		  "tracepoint sched:sched_migrate_task (migrations)" },
-		{ "sched_switch", offsetof(struct rd_features, tp_switch),
-		  "tracepoint sched:sched_switch (preemption causes)" },
-		{ "signal_deliver", offsetof(struct rd_features, tp_signal),
-		  "tracepoint signal:signal_deliver (signal causes)" },
-		{ "sched_process_fork", offsetof(struct rd_features, tp_fork),
-		  "tracepoint sched:sched_process_fork (following children)" },
-		{ "rseq_event_mask", offsetof(struct rd_features, event_mask),
-		  "task_struct.rseq_event_mask (exact causes; up to 6.18)" },
-		{ "rseq_pointer", offsetof(struct rd_features, rseq_ptr),
-		  "task_struct.rseq: pointer to the area (up to 6.18)" },
-		{ "rseq_data", offsetof(struct rd_features, rseq_data),
-		  "task_struct.rseq: struct rseq_data with event bytes (6.19+)" },
-		{ "node_id_mm_cid", offsetof(struct rd_features, node_mmcid),
-		  "rseq_update node_id and mm_cid (6.3+)" },
-		{ "ringbuf", offsetof(struct rd_features, ringbuf), "BPF ring buffer (5.8+)" },
-		{ "find_vma", offsetof(struct rd_features, find_vma),
-		  "bpf_find_vma (5.17+): section files resolved in the kernel" },
+	    {"btf", offsetof(struct rd_features, btf), "kernel BTF (/sys/kernel/btf/vmlinux)"},
+	    {"rseq_ip_fixup", offsetof(struct rd_features, tp_ip_fixup),
+	     "tracepoint rseq:rseq_ip_fixup (aborts)"},
+	    {"rseq_update", offsetof(struct rd_features, tp_update),
+	     "tracepoint rseq:rseq_update (cpu_id updates)"},
+	    {"sched_migrate_task", offsetof(struct rd_features, tp_migrate),
+	     "tracepoint sched:sched_migrate_task (migrations)"},
+	    {"sched_switch", offsetof(struct rd_features, tp_switch),
+	     "tracepoint sched:sched_switch (preemption causes)"},
+	    {"signal_deliver", offsetof(struct rd_features, tp_signal),
+	     "tracepoint signal:signal_deliver (signal causes)"},
+	    {"sched_process_fork", offsetof(struct rd_features, tp_fork),
+	     "tracepoint sched:sched_process_fork (following children)"},
+	    {"rseq_event_mask", offsetof(struct rd_features, event_mask),
+	     "task_struct.rseq_event_mask (exact causes; up to 6.18)"},
+	    {"rseq_pointer", offsetof(struct rd_features, rseq_ptr),
+	     "task_struct.rseq: pointer to the area (up to 6.18)"},
+	    {"rseq_data", offsetof(struct rd_features, rseq_data),
+	     "task_struct.rseq: struct rseq_data with event bytes (6.19+)"},
+	    {"node_id_mm_cid", offsetof(struct rd_features, node_mmcid),
+	     "rseq_update node_id and mm_cid (6.3+)"},
+	    {"ringbuf", offsetof(struct rd_features, ringbuf), "BPF ring buffer (5.8+)"},
+	    {"find_vma", offsetof(struct rd_features, find_vma),
+	     "bpf_find_vma (5.17+): section files resolved in the kernel"},
 	};
 	enum rd_trace_mode m = rd_features_mode(f);
 
@@ -191,7 +191,8 @@ void rd_features_print(const struct rd_features *f, const char *load_err)
 		jw_key(rd.jw, "features");
 		jw_obj_open(rd.jw);
 		for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
-			jw_kbool(rd.jw, items[i].name, *(const bool *)((const char *)f + items[i].off));
+			jw_kbool(rd.jw, items[i].name,
+				 *(const bool *)((const char *)f + items[i].off));
 		jw_obj_close(rd.jw);
 		if (!missing)
 			missing = load_err;
@@ -206,8 +207,8 @@ void rd_features_print(const struct rd_features *f, const char *load_err)
 	}
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
 		printf("%-4s %-20s %s\n",
-		       *(const bool *)((const char *)f + items[i].off) ? "yes" : "no", items[i].name,
-		       items[i].what);
+		       *(const bool *)((const char *)f + items[i].off) ? "yes" : "no",
+		       items[i].name, items[i].what);
 	if (!f->btf)
 		printf("BTF: %s\n", f->btf_err);
 	if (!missing)

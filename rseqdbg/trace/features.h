@@ -7,20 +7,20 @@
 
 /* What this kernel offers, read from its BTF. */
 struct rd_features {
-	bool btf;	       /* /sys/kernel/btf/vmlinux loads */
-	char btf_err[128];     /* why not */
-	bool tp_ip_fixup;      /* rseq:rseq_ip_fixup */
-	bool tp_update;	       /* rseq:rseq_update */
-	bool tp_migrate;       /* sched:sched_migrate_task */
-	bool tp_switch;	       /* sched:sched_switch */
-	bool tp_signal;	       /* signal:signal_deliver */
-	bool tp_fork;	       /* sched:sched_process_fork */
-	bool event_mask;       /* task_struct.rseq_event_mask (kernels up to 6.18) */
-	bool rseq_ptr;	       /* task_struct.rseq is a pointer to the area (up to 6.18) */
-	bool rseq_data;	       /* task_struct.rseq is a struct rseq_data (6.19+) */
-	bool node_mmcid;       /* rseq_update carries node_id and mm_cid (6.3+) */
-	bool find_vma;	       /* bpf_find_vma helper (5.17+) */
-	bool ringbuf;	       /* BPF_MAP_TYPE_RINGBUF (5.8+) */
+	bool btf;	   /* /sys/kernel/btf/vmlinux loads */
+	char btf_err[128]; /* why not */
+	bool tp_ip_fixup;  /* rseq:rseq_ip_fixup */
+	bool tp_update;	   /* rseq:rseq_update */
+	bool tp_migrate;   /* sched:sched_migrate_task */
+	bool tp_switch;	   /* sched:sched_switch */
+	bool tp_signal;	   /* signal:signal_deliver */
+	bool tp_fork;	   /* sched:sched_process_fork */
+	bool event_mask;   /* task_struct.rseq_event_mask (kernels up to 6.18) */
+	bool rseq_ptr;	   /* task_struct.rseq is a pointer to the area (up to 6.18) */
+	bool rseq_data;	   /* task_struct.rseq is a struct rseq_data (6.19+) */
+	bool node_mmcid;   /* rseq_update carries node_id and mm_cid (6.3+) */
+	bool find_vma;	   /* bpf_find_vma helper (5.17+) */
+	bool ringbuf;	   /* BPF_MAP_TYPE_RINGBUF (5.8+) */
 };
 
 enum rd_trace_mode {

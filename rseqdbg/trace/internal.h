@@ -28,7 +28,7 @@ struct pidmap {
 		uint64_t start, end, bias;
 		dev_t dev;
 		ino_t ino;
-	} *v;
+	} * v;
 };
 
 struct seccache {
@@ -42,7 +42,7 @@ struct rd_tracer {
 	struct ring_buffer *rb;
 	enum rd_trace_mode mode;
 	int ncpus;
-	uint64_t t0_ns;	    /* monotonic ns at attach */
+	uint64_t t0_ns;	     /* monotonic ns at attach */
 	double mono_to_real; /* seconds to add to monotonic time */
 	rd_event_fn fn;
 	void *fn_ctx;

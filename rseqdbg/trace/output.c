@@ -82,8 +82,8 @@ static void print_abort_plain(struct rd_trace_out *c, const struct rt_event *e,
 	       rd_cause_name(e->cause), insn);
 }
 
-static void json_abort(struct rd_trace_out *c, const struct rt_event *e, const struct rd_secinfo *si,
-		       const char *insn)
+static void json_abort(struct rd_trace_out *c, const struct rt_event *e,
+		       const struct rd_secinfo *si, const char *insn)
 {
 	struct jw *w = c->w;
 

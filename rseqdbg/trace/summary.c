@@ -166,7 +166,6 @@ static double rate(uint64_t n, double secs)
 	return secs > 0 ? (double)n / secs : 0;
 }
 
-
 static void print_totals(const struct rd_summary *s, FILE *f)
 {
 	const struct rt_stats *g = &s->total;
@@ -216,8 +215,8 @@ static void print_hist(const struct rd_sum_section *e, FILE *f)
 		w = (int)(40 * e->v.hist[h] / max);
 		memset(bar, '#', w);
 		bar[w] = '\0';
-		fprintf(f, "%-8s   %-14s %10" PRIu64 " |%-40s|\n", "", range, (uint64_t)e->v.hist[h],
-			bar);
+		fprintf(f, "%-8s   %-14s %10" PRIu64 " |%-40s|\n", "", range,
+			(uint64_t)e->v.hist[h], bar);
 	}
 }
 
@@ -267,7 +266,8 @@ static void print_losses(const struct rd_summary *s, FILE *f)
 		fprintf(f, "\n");
 	if (s->fixup_skipped || s->backup_skipped)
 		fprintf(f,
-			"the kernel skipped the abort program %" PRIu64 " times and its backup %" PRIu64
+			"the kernel skipped the abort program %" PRIu64
+			" times and its backup %" PRIu64
 			" times (a program already running on that CPU; any process); the "
 			"backup counted %" PRIu64 " of the aborts, without events\n",
 			s->fixup_skipped, s->backup_skipped, (uint64_t)g->backup_aborts);
@@ -290,7 +290,8 @@ static void print_losses(const struct rd_summary *s, FILE *f)
 		fprintf(f, "notify ring buffer: %" PRIu64 " section notices dropped\n",
 			(uint64_t)g->notify_drops);
 	if (g->map_full)
-		fprintf(f, "maps full: %" PRIu64 " aborts could not be kept per process or section\n",
+		fprintf(f,
+			"maps full: %" PRIu64 " aborts could not be kept per process or section\n",
 			(uint64_t)g->map_full);
 }
 
@@ -340,7 +341,8 @@ static void json_totals(const struct rd_summary *s, struct jw *w)
 	if (s->recent_seconds > 0) {
 		jw_kdouble(w, "recent_seconds", s->recent_seconds);
 		jw_ku64(w, "recent_aborts", s->recent_aborts);
-		jw_kdouble(w, "recent_aborts_per_second", rate(s->recent_aborts, s->recent_seconds));
+		jw_kdouble(w, "recent_aborts_per_second",
+			   rate(s->recent_aborts, s->recent_seconds));
 	}
 	json_causes(w, "causes", g->cause);
 	jw_ku64(w, "migrations", g->migrations);
@@ -381,8 +383,7 @@ static void json_hist(const struct rd_sum_section *e, struct jw *w)
 	jw_arr_close(w);
 }
 
-static void json_section(const struct rd_summary *s, const struct rd_sum_section *e,
-			 struct jw *w)
+static void json_section(const struct rd_summary *s, const struct rd_sum_section *e, struct jw *w)
 {
 	jw_obj_open(w);
 	jw_ku64(w, "pid", e->key.tgid);

@@ -15,9 +15,9 @@
 
 /* A section symbolized: the module file it lives in and its libelfscan address. */
 struct rd_secinfo {
-	struct elfscan *es; /* NULL when the file could not be found */
-	const char *module; /* path */
-	uint64_t link_start; /* start_ip as libelfscan numbers it */
+	struct elfscan *es;	/* NULL when the file could not be found */
+	const char *module;	/* path */
+	uint64_t link_start;	/* start_ip as libelfscan numbers it */
 	struct elfscan_loc loc; /* start_ip: function and file:line */
 };
 
@@ -40,7 +40,7 @@ struct rd_summary {
 	struct {
 		uint32_t pid;
 		struct rt_proc v;
-	} *procs;
+	} * procs;
 	size_t nprocs, cap_procs;
 	/* Runs the kernel skipped because the program was already running on that CPU (its
 	 * recursion guard), for every process since load: the aborts rseq_ip_fixup missed
@@ -49,7 +49,7 @@ struct rd_summary {
 	uint64_t fixup_skipped;
 	uint64_t backup_skipped;
 	uint64_t events_skipped;
-	double seconds; /* covered by the counts */
+	double seconds;	       /* covered by the counts */
 	double recent_seconds; /* since the previous summary; 0 when none */
 	uint64_t recent_aborts;
 	enum rd_trace_mode mode; /* how causes were attributed */

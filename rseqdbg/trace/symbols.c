@@ -34,7 +34,7 @@ static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const
 		elfscan_close(es);
 		return NULL;
 	}
-	v[t->nfiles] = (struct symfile){ .dev = dev, .ino = ino, .path = p, .es = es };
+	v[t->nfiles] = (struct symfile){.dev = dev, .ino = ino, .path = p, .es = es};
 	return &v[t->nfiles++];
 }
 
@@ -48,7 +48,7 @@ static struct pidmap *pid_find(struct rd_tracer *t, pid_t pid)
 
 void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
 {
-	struct elfscan_opts opts = { .sz = sizeof(opts) };
+	struct elfscan_opts opts = {.sz = sizeof(opts)};
 	struct rd_modules mods;
 	struct pidmap *pm = pid_find(t, pid);
 
@@ -72,8 +72,11 @@ void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
 	for (size_t i = 0; i < mods.n; i++) {
 		struct rd_module *m = &mods.v[i];
 
-		pm->v[pm->n++] = (struct pidmod){ .start = m->start, .end = m->end, .bias = m->bias,
-						  .dev = m->dev, .ino = m->ino };
+		pm->v[pm->n++] = (struct pidmod){.start = m->start,
+						 .end = m->end,
+						 .bias = m->bias,
+						 .dev = m->dev,
+						 .ino = m->ino};
 		if (m->es && !file_find(t, m->dev, m->ino)) {
 			file_add(t, m->dev, m->ino, m->path, m->es);
 			m->es = NULL; /* now the tracer's */
@@ -85,7 +88,7 @@ out:
 
 void rd_tracer_learn_file(struct rd_tracer *t, const char *path)
 {
-	struct elfscan_opts opts = { .sz = sizeof(opts) };
+	struct elfscan_opts opts = {.sz = sizeof(opts)};
 	struct elfscan *es;
 	struct stat st;
 

@@ -237,7 +237,7 @@ int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ct
 
 int rd_tracer_check(const struct rd_features *f)
 {
-	struct rd_tracer_opts o = { .emit = 1u << RT_EV_ABORT };
+	struct rd_tracer_opts o = {.emit = 1u << RT_EV_ABORT};
 	struct rd_tracer *t;
 	int ret = rd_tracer_open(&o, f, &t);
 
@@ -268,7 +268,7 @@ enum rd_trace_mode rd_tracer_mode(const struct rd_tracer *t)
 
 const struct rd_secinfo *rd_tracer_section_of(struct rd_tracer *t, pid_t pid, uint64_t start_ip)
 {
-	struct rt_section_key key = { .tgid = (__u32)pid, .start_ip = start_ip };
+	struct rt_section_key key = {.tgid = (__u32)pid, .start_ip = start_ip};
 	struct rt_section v = {};
 
 	for (size_t i = 0; i < t->nsecs; i++)
@@ -300,9 +300,9 @@ static int read_sections(struct rd_tracer *t, struct rd_summary *s)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
-		if (rd_summary_add_section(s, &key, &v,
-					   rd_tracer_section(t, key.tgid, key.start_ip, v.dev, v.ino,
-							     v.file_off)))
+		if (rd_summary_add_section(
+			s, &key, &v,
+			rd_tracer_section(t, key.tgid, key.start_ip, v.dev, v.ino, v.file_off)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -336,7 +336,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 		goto fail;
 	}
 	for (int c = 0; c < t->ncpus; c++)
-		bpf_map_lookup_elem(fd_cpus, &(__u32){ (__u32)c }, &s->cpus[c]);
+		bpf_map_lookup_elem(fd_cpus, &(__u32){(__u32)c}, &s->cpus[c]);
 	err = read_sections(t, s);
 	if (!err)
 		err = read_procs(t, s);
