@@ -79,7 +79,9 @@ for i in $(seq "$TRIALS"); do
 		snapshot $p "$TMP/after"
 		cmp -s "$TMP/before" "$TMP/after" || why="text differs"
 	else
-		why="still traced or gone"
+		why="still traced or gone (TracerPid $(awk '/TracerPid/ {print $2}' \
+			"/proc/$p/status" 2>/dev/null || echo "-: exited"); rseqdbg said: \
+			$(tail -n 1 "$TMP/s$i.err"))"
 	fi
 	reap $p 30
 	rc=$?
