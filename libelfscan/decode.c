@@ -36,14 +36,14 @@ bool elfscan_decode_supported(uint16_t machine)
 
 /* The 64-bit general registers, each with the names of its parts. */
 static const char *const x86_gpr_names[16][5] = {
-	{ "rax", "eax", "ax", "al", "ah" },	 { "rbx", "ebx", "bx", "bl", "bh" },
-	{ "rcx", "ecx", "cx", "cl", "ch" },	 { "rdx", "edx", "dx", "dl", "dh" },
-	{ "rsi", "esi", "si", "sil", NULL },	 { "rdi", "edi", "di", "dil", NULL },
-	{ "rbp", "ebp", "bp", "bpl", NULL },	 { "rsp", "esp", "sp", "spl", NULL },
-	{ "r8", "r8d", "r8w", "r8b", NULL },	 { "r9", "r9d", "r9w", "r9b", NULL },
-	{ "r10", "r10d", "r10w", "r10b", NULL }, { "r11", "r11d", "r11w", "r11b", NULL },
-	{ "r12", "r12d", "r12w", "r12b", NULL }, { "r13", "r13d", "r13w", "r13b", NULL },
-	{ "r14", "r14d", "r14w", "r14b", NULL }, { "r15", "r15d", "r15w", "r15b", NULL },
+    {"rax", "eax", "ax", "al", "ah"},	   {"rbx", "ebx", "bx", "bl", "bh"},
+    {"rcx", "ecx", "cx", "cl", "ch"},	   {"rdx", "edx", "dx", "dl", "dh"},
+    {"rsi", "esi", "si", "sil", NULL},	   {"rdi", "edi", "di", "dil", NULL},
+    {"rbp", "ebp", "bp", "bpl", NULL},	   {"rsp", "esp", "sp", "spl", NULL},
+    {"r8", "r8d", "r8w", "r8b", NULL},	   {"r9", "r9d", "r9w", "r9b", NULL},
+    {"r10", "r10d", "r10w", "r10b", NULL}, {"r11", "r11d", "r11w", "r11b", NULL},
+    {"r12", "r12d", "r12w", "r12b", NULL}, {"r13", "r13d", "r13w", "r13b", NULL},
+    {"r14", "r14d", "r14w", "r14b", NULL}, {"r15", "r15d", "r15w", "r15b", NULL},
 };
 
 /* The family bit of every capstone register, by name: capstone numbers the parts of a
@@ -555,9 +555,9 @@ out:
 static enum elfscan_x86_reg es_x86_reg(unsigned int r)
 {
 	static const unsigned int gpr[16] = {
-		X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX, X86_REG_RSI, X86_REG_RDI,
-		X86_REG_RBP, X86_REG_RSP, X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11,
-		X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+	    X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX, X86_REG_RSI, X86_REG_RDI,
+	    X86_REG_RBP, X86_REG_RSP, X86_REG_R8,  X86_REG_R9,	X86_REG_R10, X86_REG_R11,
+	    X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
 	};
 
 	if (r == X86_REG_INVALID)
@@ -580,14 +580,15 @@ static uint32_t es_x86_family(const struct elfscan_decoder *d, unsigned int r)
 }
 
 static void es_x86_mem(const struct elfscan_decoder *d, const x86_op_mem *om,
-		    struct elfscan_x86_mem *m)
+		       struct elfscan_x86_mem *m)
 {
 	m->seg = es_x86_reg(om->segment);
 	m->base = es_x86_reg(om->base);
 	m->index = es_x86_reg(om->index);
 	m->scale = om->scale;
 	m->disp = om->disp;
-	m->regs = es_x86_family(d, om->base) | es_x86_family(d, om->index) | es_x86_family(d, om->segment);
+	m->regs = es_x86_family(d, om->base) | es_x86_family(d, om->index) |
+		  es_x86_family(d, om->segment);
 }
 
 static uint32_t es_x86_flags(const cs_insn *ci)
@@ -641,7 +642,7 @@ static enum elfscan_x86_flow es_x86_flow(const cs_insn *ci)
 }
 
 static void es_x86_operands(const struct elfscan_decoder *d, const cs_insn *ci,
-			 struct elfscan_x86 *x)
+			    struct elfscan_x86 *x)
 {
 	const cs_x86 *cx = &ci->detail->x86;
 

@@ -103,20 +103,20 @@ enum elfscan_x86_reg {
 
 /* How control leaves the instruction. */
 enum elfscan_x86_flow {
-	ELFSCAN_X86_NEXT,    /* to the next instruction (or stays, repeated) */
-	ELFSCAN_X86_JMP,     /* unconditional jump */
-	ELFSCAN_X86_JCC,     /* conditional jump or loop */
+	ELFSCAN_X86_NEXT, /* to the next instruction (or stays, repeated) */
+	ELFSCAN_X86_JMP,  /* unconditional jump */
+	ELFSCAN_X86_JCC,  /* conditional jump or loop */
 	ELFSCAN_X86_CALL,
 	ELFSCAN_X86_RET,     /* near or far return (not iret) */
 	ELFSCAN_X86_SYSCALL, /* the syscall instruction */
 };
 
 enum elfscan_x86_flag {
-	ELFSCAN_X86_REP = 1 << 0,	     /* rep or repne prefix */
-	ELFSCAN_X86_KERNEL = 1 << 1,	     /* traps, enters or leaves the kernel, privileged, hlt */
-	ELFSCAN_X86_SEGBASE = 1 << 2,	     /* wrfsbase, wrgsbase */
-	ELFSCAN_X86_TSX = 1 << 3,	     /* xbegin, xend, xabort */
-	ELFSCAN_X86_CPUID = 1 << 4,	     /* a hypervisor may emulate it, dropping a step trap */
+	ELFSCAN_X86_REP = 1 << 0,     /* rep or repne prefix */
+	ELFSCAN_X86_KERNEL = 1 << 1,  /* traps, enters or leaves the kernel, privileged, hlt */
+	ELFSCAN_X86_SEGBASE = 1 << 2, /* wrfsbase, wrgsbase */
+	ELFSCAN_X86_TSX = 1 << 3,     /* xbegin, xend, xabort */
+	ELFSCAN_X86_CPUID = 1 << 4,   /* a hypervisor may emulate it, dropping a step trap */
 	ELFSCAN_X86_WRITES_UNKNOWN = 1 << 5, /* the registers it writes are not known */
 };
 

@@ -32,8 +32,8 @@ bool rd_arch_syscall_restarts(const rd_regs_t *r);
 
 enum rd_insn_kind {
 	RD_INSN_OTHER,
-	RD_INSN_JMP,  /* unconditional jump */
-	RD_INSN_JCC,  /* conditional jump or loop */
+	RD_INSN_JMP, /* unconditional jump */
+	RD_INSN_JCC, /* conditional jump or loop */
 	RD_INSN_CALL,
 	RD_INSN_RET,
 	RD_INSN_SYSCALL,
@@ -68,7 +68,7 @@ struct rd_insn {
 	/* A 64-bit store "mov MEM, REG|IMM" (how a section's descriptor is armed). */
 	bool store;
 	struct rd_mem st_mem;
-	int st_reg; /* 0 when the stored value is st_imm */
+	int st_reg;	  /* 0 when the stored value is st_imm */
 	uint32_t st_regs; /* what st_mem's address reads, as wregs bits (rip-relative: none) */
 	int64_t st_imm;
 	char text[200];
@@ -89,8 +89,8 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
 		     uint64_t *out, size_t max, bool *unknown);
 /* Effective address and value of a 64-bit store; false when in is not one. */
-bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
-		   uint64_t *ea, uint64_t *val);
+bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
+		   uint64_t *val);
 
 /* The ways out of the section [start, post_commit) besides post_commit and abort: the
  * targets of branches in code (the section's bytes, at runtime address start) that lie

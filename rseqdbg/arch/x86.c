@@ -11,7 +11,7 @@
 #error "rseqdbg step: only x86_64 is implemented (rseqdbg/arch/ holds the architecture code)"
 #endif
 
-const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN] = { 0xcc }; /* int3 */
+const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN] = {0xcc}; /* int3 */
 
 uint64_t rd_arch_pc(const rd_regs_t *r)
 {
@@ -44,32 +44,67 @@ bool rd_arch_syscall_restarts(const rd_regs_t *r)
 	 * moves the thread back onto the syscall instruction when it resumes. */
 	int64_t ret = (int64_t)r->rax;
 
-	return (int64_t)r->orig_rax >= 0 && (ret == -512 || ret == -513 || ret == -514 ||
-					     ret == -516);
+	return (int64_t)r->orig_rax >= 0 &&
+	       (ret == -512 || ret == -513 || ret == -514 || ret == -516);
 }
 
 /* The value of a 64-bit general register; false for any other register. */
 static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v)
 {
 	switch (reg) {
-	case ELFSCAN_X86_RAX: *v = r->rax; break;
-	case ELFSCAN_X86_RBX: *v = r->rbx; break;
-	case ELFSCAN_X86_RCX: *v = r->rcx; break;
-	case ELFSCAN_X86_RDX: *v = r->rdx; break;
-	case ELFSCAN_X86_RSI: *v = r->rsi; break;
-	case ELFSCAN_X86_RDI: *v = r->rdi; break;
-	case ELFSCAN_X86_RBP: *v = r->rbp; break;
-	case ELFSCAN_X86_RSP: *v = r->rsp; break;
-	case ELFSCAN_X86_R8: *v = r->r8; break;
-	case ELFSCAN_X86_R9: *v = r->r9; break;
-	case ELFSCAN_X86_R10: *v = r->r10; break;
-	case ELFSCAN_X86_R11: *v = r->r11; break;
-	case ELFSCAN_X86_R12: *v = r->r12; break;
-	case ELFSCAN_X86_R13: *v = r->r13; break;
-	case ELFSCAN_X86_R14: *v = r->r14; break;
-	case ELFSCAN_X86_R15: *v = r->r15; break;
-	case ELFSCAN_X86_RIP: *v = next_pc; break;
-	default: return false;
+	case ELFSCAN_X86_RAX:
+		*v = r->rax;
+		break;
+	case ELFSCAN_X86_RBX:
+		*v = r->rbx;
+		break;
+	case ELFSCAN_X86_RCX:
+		*v = r->rcx;
+		break;
+	case ELFSCAN_X86_RDX:
+		*v = r->rdx;
+		break;
+	case ELFSCAN_X86_RSI:
+		*v = r->rsi;
+		break;
+	case ELFSCAN_X86_RDI:
+		*v = r->rdi;
+		break;
+	case ELFSCAN_X86_RBP:
+		*v = r->rbp;
+		break;
+	case ELFSCAN_X86_RSP:
+		*v = r->rsp;
+		break;
+	case ELFSCAN_X86_R8:
+		*v = r->r8;
+		break;
+	case ELFSCAN_X86_R9:
+		*v = r->r9;
+		break;
+	case ELFSCAN_X86_R10:
+		*v = r->r10;
+		break;
+	case ELFSCAN_X86_R11:
+		*v = r->r11;
+		break;
+	case ELFSCAN_X86_R12:
+		*v = r->r12;
+		break;
+	case ELFSCAN_X86_R13:
+		*v = r->r13;
+		break;
+	case ELFSCAN_X86_R14:
+		*v = r->r14;
+		break;
+	case ELFSCAN_X86_R15:
+		*v = r->r15;
+		break;
+	case ELFSCAN_X86_RIP:
+		*v = next_pc;
+		break;
+	default:
+		return false;
 	}
 	return true;
 }
@@ -131,8 +166,8 @@ size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_re
 	}
 }
 
-bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
-		   uint64_t *ea, uint64_t *val)
+bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
+		   uint64_t *val)
 {
 	uint64_t next = in->addr + in->size;
 

@@ -28,7 +28,8 @@ static bool parse_line(char *line, struct mapping *m)
 	int pos = 0;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
-		   &minor, &inode, &pos) < 7 || !pos)
+		   &minor, &inode, &pos) < 7 ||
+	    !pos)
 		return false;
 	line[strcspn(line, "\n")] = '\0';
 	/* Anonymous memory, [heap], [stack], [vdso]: no file to scan. */
@@ -70,7 +71,7 @@ static bool is_elf(int fd)
 }
 
 __attribute__((format(printf, 2, 3))) static void module_fail(struct rd_module *mod,
-							       const char *fmt, ...)
+							      const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;

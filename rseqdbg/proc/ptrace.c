@@ -22,8 +22,8 @@
 
 volatile sig_atomic_t rd_pt_quit;
 
-static const long seize_opts = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-			       PTRACE_O_TRACEEXEC;
+static const long seize_opts =
+    PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
 
 void rd_tracee_init(struct rd_tracee *tr)
 {
@@ -199,7 +199,8 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		    ps.state == 'X')
 			continue; /* exited meanwhile */
 		if (e == EPERM && ps.tracer == getpid()) {
-			/* Created since by a thread we trace: traced already, its stop will come. */
+			/* Created since by a thread we trace: traced already, its stop will come.
+			 */
 			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
 				ret = -ENOMEM;
 				snprintf(err, errlen, "out of memory");
@@ -212,8 +213,10 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		ret = -e;
 		if (e == EPERM && ps.tracer) {
 			rd_proc_name(ps.tracer, who, sizeof(who));
-			snprintf(err, errlen, "cannot trace process %d (thread %d): already traced by "
-				 "PID %s", tr->pid, tid, who);
+			snprintf(err, errlen,
+				 "cannot trace process %d (thread %d): already traced by "
+				 "PID %s",
+				 tr->pid, tid, who);
 		} else {
 			snprintf(err, errlen, "cannot trace process %d (thread %d): %s%s", tr->pid,
 				 tid, strerror(e),
@@ -246,8 +249,10 @@ int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
 
 		if (rd_proc_status(pid, pid, &ps) == 0 && ps.state == 'Z') {
 			rd_proc_name(ps.ppid, who, sizeof(who));
-			snprintf(err, errlen, "cannot trace process %d: it is a zombie (it exited; its "
-				 "parent %s has not reaped it)", pid, who);
+			snprintf(err, errlen,
+				 "cannot trace process %d: it is a zombie (it exited; its "
+				 "parent %s has not reaped it)",
+				 pid, who);
 			ret = -EPERM;
 		} else {
 			snprintf(err, errlen, "no process %d", pid);
@@ -290,7 +295,7 @@ static void on_alarm(int sig)
 static void install_alarm(void)
 {
 	static volatile sig_atomic_t installed;
-	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART: EINTR */
+	struct sigaction sa = {.sa_handler = on_alarm}; /* no SA_RESTART: EINTR */
 
 	if (installed)
 		return;
@@ -300,7 +305,7 @@ static void install_alarm(void)
 
 static void arm_timer(unsigned int ms)
 {
-	struct itimerval it = { 0 };
+	struct itimerval it = {0};
 
 	install_alarm();
 	it.it_value.tv_sec = ms / 1000;
@@ -312,7 +317,7 @@ static void arm_timer(unsigned int ms)
 
 static void disarm_timer(void)
 {
-	struct itimerval it = { 0 };
+	struct itimerval it = {0};
 
 	setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -328,7 +333,7 @@ static volatile sig_atomic_t in_wait, wake_armed;
 
 void rd_pt_request_quit(void)
 {
-	struct itimerval it = { .it_value.tv_usec = 20000, .it_interval.tv_usec = 20000 };
+	struct itimerval it = {.it_value.tv_usec = 20000, .it_interval.tv_usec = 20000};
 	int saved = errno;
 
 	rd_pt_quit = 1;
@@ -465,7 +470,7 @@ int rd_pt_interrupt(struct rd_thread *t)
 
 int rd_pt_getregs(pid_t tid, rd_regs_t *regs)
 {
-	struct iovec iov = { regs, sizeof(*regs) };
+	struct iovec iov = {regs, sizeof(*regs)};
 
 	return ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0 ? -errno : 0;
 }
@@ -473,7 +478,7 @@ int rd_pt_getregs(pid_t tid, rd_regs_t *regs)
 int rd_pt_getpc(pid_t tid, uint64_t *pc)
 {
 	rd_regs_t regs;
-	struct iovec iov = { .iov_base = &regs, .iov_len = sizeof(regs) };
+	struct iovec iov = {.iov_base = &regs, .iov_len = sizeof(regs)};
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
@@ -491,7 +496,7 @@ int rd_pt_getpc(pid_t tid, uint64_t *pc)
 
 int rd_pt_setregs(pid_t tid, const rd_regs_t *regs)
 {
-	struct iovec iov = { (void *)regs, sizeof(*regs) };
+	struct iovec iov = {(void *)regs, sizeof(*regs)};
 
 	return ptrace(PTRACE_SETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0 ? -errno : 0;
 }
@@ -534,8 +539,7 @@ int rd_pt_detach(struct rd_tracee *tr, struct rd_thread *t)
 	/* A single-step over a system call that we interrupted queues a SIGTRAP at the
 	 * system call's exit: let the thread dequeue it into a stop we swallow. */
 	if (t->last_step && rd_proc_status(tr->pid, t->tid, &ps) == 0 &&
-	    (ps.sigpnd & (1ull << (SIGTRAP - 1))) &&
-	    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+	    (ps.sigpnd & (1ull << (SIGTRAP - 1))) && ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
 		int st;
 
 		while (waitpid(t->tid, &st, __WALL) < 0 && errno == EINTR)
@@ -586,7 +590,7 @@ void rd_pt_child_detach(pid_t child)
 
 int rd_pid_error(pid_t pid, int err)
 {
-	struct rd_proc_status ps = { .user_mm = true };
+	struct rd_proc_status ps = {.user_mm = true};
 	char who[96];
 
 	if (err == -ENOENT || err == -ESRCH)
@@ -594,7 +598,7 @@ int rd_pid_error(pid_t pid, int err)
 	if (pid == getpid())
 		return rd_error("cannot trace pid %d: it is this rseqdbg process", (int)pid);
 	if (err == -EPERM && rd_proc_status(pid, 0, &ps) < 0)
-		ps = (struct rd_proc_status){ .user_mm = true };
+		ps = (struct rd_proc_status){.user_mm = true};
 	if (ps.state == 'Z') {
 		rd_proc_name(ps.ppid, who, sizeof(who));
 		return rd_error("cannot trace pid %d: it is a zombie (it exited; its parent %s has "

@@ -31,7 +31,7 @@ struct rd_thread {
 struct rd_tracee {
 	pid_t pid; /* thread group id */
 	bool launched;
-	bool exited; /* the whole process is gone */
+	bool exited;	 /* the whole process is gone */
 	int exit_status; /* wait status of the thread group leader */
 	int memfd;	 /* /proc/PID/mem, read-write */
 	struct rd_thread *t;
@@ -40,15 +40,15 @@ struct rd_tracee {
 };
 
 enum rd_ev_kind {
-	RD_EV_NONE,	 /* interrupted by a signal to us or the timeout */
-	RD_EV_TRAP,	 /* SIGTRAP stop: single-step or breakpoint; code = si_code (0 after
-			    a single-step, whose trap is not examined) */
-	RD_EV_SIGNAL,	 /* signal-delivery-stop: sig */
-	RD_EV_STOP,	 /* PTRACE_EVENT_STOP: interrupt, group-stop, new thread */
-	RD_EV_CLONE,	 /* msg = new thread id */
-	RD_EV_FORK,	 /* msg = new process id; code = 1 for vfork */
-	RD_EV_EXEC,	 /* msg = former thread id of the thread that called exec */
-	RD_EV_EXITED,	 /* the thread is gone; status = wait status */
+	RD_EV_NONE,   /* interrupted by a signal to us or the timeout */
+	RD_EV_TRAP,   /* SIGTRAP stop: single-step or breakpoint; code = si_code (0 after
+			 a single-step, whose trap is not examined) */
+	RD_EV_SIGNAL, /* signal-delivery-stop: sig */
+	RD_EV_STOP,   /* PTRACE_EVENT_STOP: interrupt, group-stop, new thread */
+	RD_EV_CLONE,  /* msg = new thread id */
+	RD_EV_FORK,   /* msg = new process id; code = 1 for vfork */
+	RD_EV_EXEC,   /* msg = former thread id of the thread that called exec */
+	RD_EV_EXITED, /* the thread is gone; status = wait status */
 };
 
 struct rd_event {

@@ -55,8 +55,8 @@ static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 int rd_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
 	ssize_t n;
 
 	if (!len)
@@ -83,7 +83,7 @@ enum {
 
 int rd_rseq_read_area(pid_t pid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area)
 {
-	unsigned char raw[RSEQ_KNOWN_SIZE] = { 0 };
+	unsigned char raw[RSEQ_KNOWN_SIZE] = {0};
 	size_t len = cfg->abi_size < sizeof(raw) ? cfg->abi_size : sizeof(raw);
 	int err;
 

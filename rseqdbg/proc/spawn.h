@@ -15,7 +15,10 @@ struct rd_spawn {
 	int err_fd; /* the errno of a failed exec, or end of file after a good one; -1 after */
 };
 
-#define RD_SPAWN_INIT { .pid = 0, .go_fd = -1, .err_fd = -1 }
+#define RD_SPAWN_INIT                                                                              \
+	{                                                                                          \
+		.pid = 0, .go_fd = -1, .err_fd = -1                                                \
+	}
 
 /* Fork a child that waits, then execs argv (PATH searched). 0 or -errno. */
 int rd_spawn(char **argv, struct rd_spawn *c);

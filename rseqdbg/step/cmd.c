@@ -48,8 +48,8 @@ static void bp_atexit(void)
 
 static void install_handlers(void)
 {
-	struct sigaction sa = { .sa_handler = on_quit }; /* no SA_RESTART: waits return */
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
+	struct sigaction sa = {.sa_handler = on_quit}; /* no SA_RESTART: waits return */
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -139,30 +139,31 @@ static int run_to(struct stepper *st, uint64_t addr)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: rseqdbg step [OPTIONS] -- PROG [ARGS...]\n"
-		"       rseqdbg step [OPTIONS] -p PID [-t TID]\n\n"
-		"Single-step a thread with ptrace, running every rseq critical section at full\n"
-		"speed between breakpoints at its exits and reporting the passage.\n\n"
-		"  -p, --pid PID        attach to a running process (PTRACE_SEIZE)\n"
-		"  -t, --tid TID        the thread to step (default: the process's main thread)\n"
-		"  --from SYM|ADDR      run at full speed to SYM, then step the thread that hit it\n"
-		"  --count N            stop after N instructions (a section passage is one)\n"
-		"  --until SYM|ADDR     stop when the thread reaches SYM\n"
-		"  --finish             stop when the current function returns\n"
-		"  -q, --quiet          print only section events and the summary\n"
-		"  -j, --json           JSON lines\n"
-		"  --pretty             JSON lines, indented\n"
-		"  --detach             at the end let the program run on (default: kill it when\n"
-		"                       launched, detach when attached)\n"
-		"  --lock-others        keep the other threads stopped while stepping\n"
-		"  --no-signals         do not deliver signals to the stepped thread\n"
-		"  --single-step        stop after every instruction (default: run straight-line\n"
-		"                       code between breakpoints, counting the same instructions)\n"
-		"  --no-pin             leave the stepped thread's CPU affinity alone (default: hold\n"
-		"                       it and rseqdbg on one CPU while stepping, then restore it)\n"
-		"  -h, --help           this help\n\n"
-		"SYM is a function name as the source spells it, FILE:LINE or an address.\n");
+	fprintf(
+	    f,
+	    "Usage: rseqdbg step [OPTIONS] -- PROG [ARGS...]\n"
+	    "       rseqdbg step [OPTIONS] -p PID [-t TID]\n\n"
+	    "Single-step a thread with ptrace, running every rseq critical section at full\n"
+	    "speed between breakpoints at its exits and reporting the passage.\n\n"
+	    "  -p, --pid PID        attach to a running process (PTRACE_SEIZE)\n"
+	    "  -t, --tid TID        the thread to step (default: the process's main thread)\n"
+	    "  --from SYM|ADDR      run at full speed to SYM, then step the thread that hit it\n"
+	    "  --count N            stop after N instructions (a section passage is one)\n"
+	    "  --until SYM|ADDR     stop when the thread reaches SYM\n"
+	    "  --finish             stop when the current function returns\n"
+	    "  -q, --quiet          print only section events and the summary\n"
+	    "  -j, --json           JSON lines\n"
+	    "  --pretty             JSON lines, indented\n"
+	    "  --detach             at the end let the program run on (default: kill it when\n"
+	    "                       launched, detach when attached)\n"
+	    "  --lock-others        keep the other threads stopped while stepping\n"
+	    "  --no-signals         do not deliver signals to the stepped thread\n"
+	    "  --single-step        stop after every instruction (default: run straight-line\n"
+	    "                       code between breakpoints, counting the same instructions)\n"
+	    "  --no-pin             leave the stepped thread's CPU affinity alone (default: hold\n"
+	    "                       it and rseqdbg on one CPU while stepping, then restore it)\n"
+	    "  -h, --help           this help\n\n"
+	    "SYM is a function name as the source spells it, FILE:LINE or an address.\n");
 }
 
 enum {
@@ -180,21 +181,21 @@ enum {
 static int parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "until", required_argument, NULL, OPT_UNTIL },
-		{ "finish", no_argument, NULL, OPT_FINISH },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "detach", no_argument, NULL, OPT_DETACH },
-		{ "lock-others", no_argument, NULL, OPT_LOCK },
-		{ "no-signals", no_argument, NULL, OPT_NOSIG },
-		{ "single-step", no_argument, NULL, OPT_SINGLE },
-		{ "no-pin", no_argument, NULL, OPT_NOPIN },
-		{ 0 },
+	    {"pid", required_argument, NULL, 'p'},
+	    {"tid", required_argument, NULL, 't'},
+	    {"from", required_argument, NULL, OPT_FROM},
+	    {"count", required_argument, NULL, OPT_COUNT},
+	    {"until", required_argument, NULL, OPT_UNTIL},
+	    {"finish", no_argument, NULL, OPT_FINISH},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"detach", no_argument, NULL, OPT_DETACH},
+	    {"lock-others", no_argument, NULL, OPT_LOCK},
+	    {"no-signals", no_argument, NULL, OPT_NOSIG},
+	    {"single-step", no_argument, NULL, OPT_SINGLE},
+	    {"no-pin", no_argument, NULL, OPT_NOPIN},
+	    {0},
 	};
-	static const struct rd_cmdline cl = { "+p:t:q", lo, usage };
+	static const struct rd_cmdline cl = {"+p:t:q", lo, usage};
 	unsigned long long v;
 	int c;
 
@@ -275,11 +276,10 @@ static void print_end(struct stepper *st, bool detach)
 	if (!st->tr.launched || !st->tr.exited)
 		return;
 	if (WIFEXITED(s))
-		print_event(st, "end", st->tr.pid, "program exited with status %d",
-			    WEXITSTATUS(s));
+		print_event(st, "end", st->tr.pid, "program exited with status %d", WEXITSTATUS(s));
 	else if (WIFSIGNALED(s) && !(WTERMSIG(s) == SIGKILL && !detach))
-		print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)",
-			    WTERMSIG(s), strsignal(WTERMSIG(s)));
+		print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)", WTERMSIG(s),
+			    strsignal(WTERMSIG(s)));
 }
 
 /* The caches and the decoder. */
@@ -346,8 +346,9 @@ static int start(struct stepper *st, uint64_t from_addr)
 	if (!st->o.from) {
 		t = rd_pt_thread(&st->tr, first);
 		if (!t || t->state != RD_T_STOPPED)
-			return rd_error(t && t->state == RD_T_GONE ? "thread %d exited before it stopped"
-								 : "thread %d did not stop",
+			return rd_error(t && t->state == RD_T_GONE
+					    ? "thread %d exited before it stopped"
+					    : "thread %d did not stop",
 					first);
 		set_cur(st, t);
 		return 0;
@@ -391,7 +392,7 @@ static int step_loop(struct stepper *st)
 
 int cmd_step(int argc, char **argv)
 {
-	struct stepper st = { 0 };
+	struct stepper st = {0};
 	uint64_t from_addr = 0;
 	char err[512] = "";
 	int ret;
@@ -442,9 +443,9 @@ out:
 	fflush(stdout);
 	check_output();
 	if (out_errno)
-		ret = rd_error("writing the output: %s: breakpoints removed, %s",
-			       strerror(out_errno),
-			       st.tr.launched && !st.o.detach ? "program killed" : "program detached");
+		ret = rd_error(
+		    "writing the output: %s: breakpoints removed, %s", strerror(out_errno),
+		    st.tr.launched && !st.o.detach ? "program killed" : "program detached");
 	else if (got_signal && !rd.json)
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),

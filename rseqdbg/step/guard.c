@@ -17,7 +17,7 @@
 
 #define GUARD_DEATHSIG SIGHUP
 
-static const int relayed[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int relayed[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static volatile pid_t tracer;
 
 static void relay(int sig)
@@ -32,7 +32,7 @@ static void relay(int sig)
 /* Exit as the tracer did: its status, or death by its signal (without a second core). */
 static int exit_like(int status)
 {
-	struct rlimit none = { 0, 0 };
+	struct rlimit none = {0, 0};
 	sigset_t set;
 	int sig;
 
@@ -53,7 +53,7 @@ static int exit_like(int status)
 
 int rd_guard_fork(void (*on_quit)(int))
 {
-	struct sigaction sa = { 0 };
+	struct sigaction sa = {0};
 	pid_t parent = getpid(), pid;
 	sigset_t set, old;
 	int status;
@@ -67,7 +67,8 @@ int rd_guard_fork(void (*on_quit)(int))
 	pid = fork();
 	if (pid < 0) {
 		rd_warn("fork: %s (the tracer runs unguarded: killing it with SIGKILL leaves "
-			"breakpoints in the program)", strerror(errno));
+			"breakpoints in the program)",
+			strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
@@ -77,7 +78,8 @@ int rd_guard_fork(void (*on_quit)(int))
 			sigaction(relayed[i], &sa, NULL);
 		if (prctl(PR_SET_PDEATHSIG, GUARD_DEATHSIG) < 0)
 			rd_warn("PR_SET_PDEATHSIG: %s (killing rseqdbg with SIGKILL will leave "
-				"breakpoints in the program)", strerror(errno));
+				"breakpoints in the program)",
+				strerror(errno));
 		/* A parent dead before the prctl sends nothing: nothing is traced yet, just go. */
 		else if (getppid() != parent)
 			_exit(EXIT_ERROR);

@@ -176,8 +176,8 @@ int resume_cur(struct stepper *st, enum how how, int sig)
  * exec, its end (RD_EV_EXITED), or RD_EV_NONE on timeout or a quit request. Events of other
  * threads and clone/fork events of this one are handled here.
  */
-int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms,
-		    enum how how, bool want_stop)
+int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
+	     bool want_stop)
 {
 	int ret;
 

@@ -12,7 +12,7 @@
 
 int out_errno;
 
-static const char *const res_name[] = { "commit", "abort", "exit", "lost", "none" };
+static const char *const res_name[] = {"commit", "abort", "exit", "lost", "none"};
 
 /* Output that cannot be written ends stepping as SIGINT does: nobody reads what we step. */
 void check_output(void)
@@ -137,8 +137,8 @@ void print_step(struct stepper *st, const struct rd_insn *in)
 	check_output();
 }
 
-void print_passage(struct stepper *st, const struct section *s, enum result r,
-			  uint64_t at, uint64_t ns, bool net)
+void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
+		   uint64_t ns, bool net)
 {
 	char name[512];
 
@@ -164,15 +164,17 @@ void print_passage(struct stepper *st, const struct section *s, enum result r,
 		break;
 	case RES_ABORT:
 		printf("%d passage %s: aborted to the abort handler %#" PRIx64 " in %" PRIu64
-		       " ns\n", st->cur_tid, name, at, ns);
+		       " ns\n",
+		       st->cur_tid, name, at, ns);
 		break;
 	case RES_EXIT:
 		printf("%d passage %s: left through exit %#" PRIx64 " %s in %" PRIu64 " ns\n",
 		       st->cur_tid, name, at, place(st, at), ns);
 		break;
 	default:
-		printf("%d passage %s: left at %#" PRIx64 " %s, found by the safety net after %"
-		       PRIu64 " ns\n", st->cur_tid, name, at, place(st, at), ns);
+		printf("%d passage %s: left at %#" PRIx64
+		       " %s, found by the safety net after %" PRIu64 " ns\n",
+		       st->cur_tid, name, at, place(st, at), ns);
 		break;
 	}
 }
@@ -193,8 +195,8 @@ void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct secti
 		return;
 	}
 	printf("%d stopped at %#" PRIx64 " inside critical section %s: resuming will abort to "
-	       "%#" PRIx64 " %s\n", tid, pc, sec_name(s, name, sizeof(name)), s->abort,
-	       place(st, s->abort));
+	       "%#" PRIx64 " %s\n",
+	       tid, pc, sec_name(s, name, sizeof(name)), s->abort, place(st, s->abort));
 }
 
 void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)

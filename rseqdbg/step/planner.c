@@ -27,16 +27,17 @@ static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, 
 	while (p->hash[i])
 		i = (i + 1) % PLAN_HASH;
 	p->hash[i] = (int16_t)(p->nn + 1);
-	p->n[p->nn++] = (struct pnode){ .addr = addr, .depth = depth, .wregs = wregs,
-					.parent = parent };
+	p->n[p->nn++] =
+	    (struct pnode){.addr = addr, .depth = depth, .wregs = wregs, .parent = parent};
 }
 
 /* Whether node x (not the root), module code within the count, may run unseen. */
 static bool plan_interior(const struct plan_env *env, const struct pnode *x,
 			  const struct rd_insn *in)
 {
-	bool branch = (in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC ||
-		       in->kind == RD_INSN_CALL) && in->has_target;
+	bool branch =
+	    (in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC || in->kind == RD_INSN_CALL) &&
+	    in->has_target;
 
 	if (!in->size || (!in->plain && !branch) || env->in_section(env->ctx, x->addr))
 		return false;
@@ -157,7 +158,7 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			/* Past the count, at --until or outside every module (never decoded
 			 * into the caches): a leaf. */
 			in = x->depth < left && x->addr != env->until ? env->insn(env->ctx, x->addr)
-								       : NULL;
+								      : NULL;
 			if (in)
 				x->size = (uint8_t)in->size;
 			if (!in || !plan_interior(env, x, in)) {

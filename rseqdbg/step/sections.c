@@ -136,7 +136,7 @@ void symcache_clear(struct stepper *st)
 
 int load_modules(struct stepper *st)
 {
-	struct elfscan_opts eo = { .sz = sizeof(eo) };
+	struct elfscan_opts eo = {.sz = sizeof(eo)};
 	int ret;
 
 	rd_modules_free(&st->mods);

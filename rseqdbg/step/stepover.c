@@ -22,8 +22,7 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 
 /* Breakpoints at the exits of section s and at the other successors of the current
  * instruction. 0, or EXIT_ERROR (reported) with none planted. */
-static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other,
-		       size_t nother)
+static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other, size_t nother)
 {
 	uint64_t bp;
 	int ret;
@@ -54,8 +53,9 @@ static int plant_exits(struct stepper *st, struct section *s, const uint64_t *ot
 	if (!ret)
 		return 0;
 	rd_bp_remove_all();
-	return rd_error("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#"
-			PRIx64 ": %s", bp, place(st, bp), s->start, plant_error(ret));
+	return rd_error("cannot plant a breakpoint at %#" PRIx64
+			" %s, around the section at %#" PRIx64 ": %s",
+			bp, place(st, bp), s->start, plant_error(ret));
 }
 
 /* Asked to quit during a passage: stop the thread where it is; it is not inside a section we
@@ -70,8 +70,8 @@ static enum step_status quit_passage(struct stepper *st)
 	rd_pt_interrupt(cur(st));
 	st->end = "interrupted";
 	wait_quitting(st, &ev, HOW_CONT);
-	if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 &&
-	    trap_queued(&regs) && resume_cur(st, HOW_CONT, 0) == 0)
+	if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 && trap_queued(&regs) &&
+	    resume_cur(st, HOW_CONT, 0) == 0)
 		wait_quitting(st, &ev, HOW_CONT);
 	if (ev.kind == RD_EV_EXITED)
 		return cur_gone(st, &ev);
@@ -164,7 +164,8 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 			r = RES_LOST;
 			print_event(st, "safety-net", st->cur_tid,
 				    "no breakpoint hit within %d ms; stepping resumes at %#" PRIx64
-				    " %s", SAFETY_NET_MS, pc, place(st, pc));
+				    " %s",
+				    SAFETY_NET_MS, pc, place(st, pc));
 			break;
 		}
 		/* A single-step trap left over, or an interrupt we no longer need. */

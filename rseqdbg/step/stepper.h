@@ -89,7 +89,7 @@ struct stepper {
 	uint64_t until_addr;
 	int depth; /* --finish: calls minus returns since the start */
 	bool maps_dirty;
-	bool in_exec; /* stopped in exec: the first step only leaves the system call */
+	bool in_exec;	 /* stopped in exec: the first step only leaves the system call */
 	bool last_store; /* the last instruction stepped stored a 64-bit word */
 	rd_regs_t regs;	 /* the stepped thread's registers, as its last stop left them */
 	bool regs_valid;
@@ -99,10 +99,10 @@ struct stepper {
 	struct codepage {
 		uint64_t page; /* page address + 1; 0 when empty */
 		uint8_t bytes[4096];
-	} *code;
+	} * code;
 	struct dcache_ent *dcache;
 	struct plan plan;
-	struct plan_env penv;	  /* the planner's view of this process */
+	struct plan_env penv;	    /* the planner's view of this process */
 	const rd_regs_t *penv_regs; /* the registers at the root of the tree being planned */
 	const char *end;
 	/* Counts for the summary. */
@@ -135,7 +135,7 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
 /* A one-off event: new thread, signal, fork, exec, exit, safety net. */
 void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void print_summary(struct stepper *st);
 
 /* sections.c */

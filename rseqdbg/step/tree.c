@@ -131,12 +131,12 @@ static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 void tree_env_init(struct stepper *st)
 {
 	st->penv = (struct plan_env){
-		.ctx = st,
-		.insn = env_insn,
-		.insn_len = env_insn_len,
-		.in_section = env_in_section,
-		.can_plant = env_can_plant,
-		.store_addr = env_store_addr,
+	    .ctx = st,
+	    .insn = env_insn,
+	    .insn_len = env_insn_len,
+	    .in_section = env_in_section,
+	    .can_plant = env_can_plant,
+	    .store_addr = env_store_addr,
 	};
 }
 
@@ -283,7 +283,8 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 	st->regs_valid = k >= 0 && !quit && !sig;
 	if (k < 0) {
 		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
-			 "instructions", st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
+			 "instructions",
+			 st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
 		return STEP_ERR;
 	}
 	account_path(st, root, k);
