@@ -9,6 +9,11 @@
  *   planner.c   the tree of paths ahead (pure logic, planner.h)
  *   sections.c  the known critical sections: tables of mapped modules, rseq_cs at run time
  *   output.c    steps, passages and events as text or JSON lines
+ *
+ * and, with their own headers: breakpoint.c (the temporary breakpoints, removable from a
+ * signal handler), pin.c (the stepped thread and rseqdbg held on one CPU), guard.c (the
+ * process the user sees, so that killing it still detaches cleanly). The process itself is
+ * reached through rseqdbg/proc/, the instructions through rseqdbg/arch/.
  */
 #ifndef RSEQDBG_STEP_STEPPER_H
 #define RSEQDBG_STEP_STEPPER_H
