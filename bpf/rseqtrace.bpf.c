@@ -178,17 +178,27 @@ static __always_inline bool event_mask_era(struct task_struct *t)
 	return !rt_cfg.no_event_mask && has_event_mask(t);
 }
 
-/* What the kernel recorded about this entry into it (6.19+), as RT_KEV_* bits. */
+/* What the kernel recorded about this entry into it (6.19+), as RT_KEV_* bits. Each event
+ * byte is read only where this kernel's struct rseq_event has it (they came and may go one
+ * by one), so a kernel without one still loads; RT_KEV_*_KNOWN says which were read. */
 static __always_inline __u32 kernel_events(struct task_struct *t)
 {
 	struct task_struct___v619 *n = (void *)t;
+	__u32 k;
 
 	if (!bpf_core_type_exists(struct rseq_data___v619))
 		return 0;
-	return RT_KEV_VALID |
-	       (BPF_CORE_READ(n, rseq.event.sched_switch) ? RT_KEV_SCHED_SWITCH : 0) |
-	       (BPF_CORE_READ(n, rseq.event.ids_changed) ? RT_KEV_IDS_CHANGED : 0) |
-	       (BPF_CORE_READ(n, rseq.event.user_irq) ? RT_KEV_USER_IRQ : 0);
+	k = RT_KEV_VALID;
+	if (bpf_core_field_exists(n->rseq.event.sched_switch))
+		k |= RT_KEV_SCHED_SWITCH_KNOWN |
+		     (BPF_CORE_READ(n, rseq.event.sched_switch) ? RT_KEV_SCHED_SWITCH : 0);
+	if (bpf_core_field_exists(n->rseq.event.ids_changed))
+		k |= RT_KEV_IDS_CHANGED_KNOWN |
+		     (BPF_CORE_READ(n, rseq.event.ids_changed) ? RT_KEV_IDS_CHANGED : 0);
+	if (bpf_core_field_exists(n->rseq.event.user_irq))
+		k |= RT_KEV_USER_IRQ_KNOWN |
+		     (BPF_CORE_READ(n, rseq.event.user_irq) ? RT_KEV_USER_IRQ : 0);
+	return k;
 }
 
 static __always_inline struct rt_task *task_state(struct task_struct *t, bool create)

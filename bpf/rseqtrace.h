@@ -42,6 +42,10 @@ enum rt_cause {
 #define RT_KEV_IDS_CHANGED (1u << 1)  /* cpu_id or mm_cid changes: migrated, or a new cid */
 #define RT_KEV_USER_IRQ (1u << 2)     /* entered the kernel by an interrupt from user space */
 #define RT_KEV_VALID (1u << 8)
+/* The kernel has that event byte (each is read only where it exists). */
+#define RT_KEV_SCHED_SWITCH_KNOWN (1u << 9)
+#define RT_KEV_IDS_CHANGED_KNOWN (1u << 10)
+#define RT_KEV_USER_IRQ_KNOWN (1u << 11)
 
 enum rt_event_type {
 	RT_EV_ABORT = 1,

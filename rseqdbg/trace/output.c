@@ -107,9 +107,13 @@ static void json_abort(struct rd_trace_out *c, const struct rt_event *e,
 	/* 6.19+: what task_struct.rseq.event held at the abort. */
 	jw_key(w, "kernel_events");
 	jw_obj_open(w);
-	jw_kbool(w, "sched_switch", e->kmask & RT_KEV_SCHED_SWITCH);
-	jw_kbool(w, "ids_changed", e->kmask & RT_KEV_IDS_CHANGED);
-	jw_kbool(w, "user_irq", e->kmask & RT_KEV_USER_IRQ);
+	/* a byte this kernel does not have is left out */
+	if (e->kmask & RT_KEV_SCHED_SWITCH_KNOWN)
+		jw_kbool(w, "sched_switch", e->kmask & RT_KEV_SCHED_SWITCH);
+	if (e->kmask & RT_KEV_IDS_CHANGED_KNOWN)
+		jw_kbool(w, "ids_changed", e->kmask & RT_KEV_IDS_CHANGED);
+	if (e->kmask & RT_KEV_USER_IRQ_KNOWN)
+		jw_kbool(w, "user_irq", e->kmask & RT_KEV_USER_IRQ);
 	jw_obj_close(w);
 }
 
