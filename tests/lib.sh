@@ -26,5 +26,27 @@ have_ptrace() {
 }
 have_bpf() { [ "$(id -u)" -eq 0 ] && [ -r /sys/kernel/btf/vmlinux ]; }
 
+# wait_tasks PID N: wait (up to 60 s: an emulated guest is slow to start threads) until
+# process PID has N threads; fails when it does not
+wait_tasks() {
+	local i
+	for i in $(seq 1200); do
+		[ "$(ls /proc/$1/task 2>/dev/null | wc -l)" -ge "$2" ] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_grep PATTERN FILE: wait (up to 60 s) until FILE holds a line matching PATTERN
+wait_grep() {
+	local i
+	for i in $(seq 1200); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # The exit status of a test script: non-zero when a case failed.
 finish() { [ "$_fails" -eq 0 ]; }

@@ -27,17 +27,19 @@ snapshot() {
 	done </proc/$1/maps
 }
 
-# wait_ok PID REPORT NAME: the workload finishes with result=ok
+# wait_ok PID REPORT NAME: the workload, told to end, finishes with result=ok
 wait_ok() {
+	kill -TERM "$1" 2>/dev/null
 	wait "$1"
 	local rc=$?
 	[ $rc -eq 0 ] && grep -qx "result=ok" "$2"
 }
 
-# Attach, step, detach.
-"$WL" --mode all --threads 2 --seconds 10 --signal-us 500 --out "$TMP/r1" &
+# Attach, step, detach. The workloads run until told to end (SIGTERM), however slowly they
+# are stepped (an emulated guest steps 10-20 times slower than the host).
+"$WL" --mode all --threads 2 --seconds 600 --signal-us 500 --out "$TMP/r1" &
 p=$!
-sleep 0.5
+wait_tasks $p 3
 snapshot $p "$TMP/before1"
 worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
 "$RSEQDBG" step --pid $p --tid "$worker" --quiet --count 5000 >"$TMP/s1.out" 2>&1
@@ -59,10 +61,10 @@ if wait_ok $p "$TMP/r1"; then pass "step detach: workload result ok"; else fail 
 
 # Interrupt rseqdbg while it steps a worker thread through sections: several rounds, at
 # different moments; each time the bytes are restored and the program keeps going.
-# Long enough for five rounds on a loaded machine or a sanitizer build.
-"$WL" --mode all --threads 2 --seconds 40 --signal-us 200 --out "$TMP/r2" &
+# Each interrupt comes once stepping has begun (its first passage), after a random delay.
+"$WL" --mode all --threads 2 --seconds 600 --signal-us 200 --out "$TMP/r2" &
 p=$!
-sleep 0.5
+wait_tasks $p 3
 snapshot $p "$TMP/before2"
 worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
 bad=""
@@ -71,7 +73,8 @@ passages=0
 for sig in INT QUIT TERM HUP INT; do
 	"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet >"$TMP/s2.json" 2>"$TMP/s2.err" &
 	d=$!
-	sleep 0.$((RANDOM % 5 + 3))
+	wait_grep '"type":"passage"' "$TMP/s2.json"
+	sleep 0.$((RANDOM % 5))
 	kill -$sig $d
 	wait $d
 	rc=$?
@@ -94,14 +97,14 @@ if wait_ok $p "$TMP/r2"; then pass "step interrupted: workload result ok"; else 
 
 # The same in the middle of a step-over: --lock-others with a thread that spins in
 # sections, interrupted as soon as a passage was reported.
-"$WL" --mode counter --threads 3 --seconds 10 --signal-us 300 --out "$TMP/r3" &
+"$WL" --mode counter --threads 3 --seconds 600 --signal-us 300 --out "$TMP/r3" &
 p=$!
-sleep 0.5
+wait_tasks $p 4
 snapshot $p "$TMP/before3"
 worker=$(ls /proc/$p/task | sort -n | sed -n 3p)
 "$RSEQDBG" step --pid $p --tid "$worker" --json --quiet --lock-others >"$TMP/s3.json" 2>&1 &
 d=$!
-for _ in $(seq 100); do grep -q '"type":"passage"' "$TMP/s3.json" && break; sleep 0.05; done
+wait_grep '"type":"passage"' "$TMP/s3.json"
 kill -INT $d
 wait $d
 rc=$?

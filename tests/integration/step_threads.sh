@@ -18,20 +18,22 @@ kv() { sed -n "s/^$2=//p" "$1"; }
 attach_case() {
 	local name=$1; shift
 	local rep="$TMP/$name.rep" out="$TMP/$name.json" p worker rc states=""
-	"$WL" --mode counter --threads 4 --seconds 8 --out "$rep" &
+	# runs until told to end (SIGTERM), however slowly it is stepped
+	"$WL" --mode counter --threads 4 --seconds 600 --out "$rep" &
 	p=$!
-	sleep 0.5
+	wait_tasks $p 5
 	worker=$(ls /proc/$p/task | sort -n | sed -n 3p)
 	"$RSEQDBG" step --pid $p --tid "$worker" --quiet --json --count 30000 "$@" >"$out" 2>&1 &
 	local d=$!
 	# While it steps, note the state of every other worker.
-	for _ in $(seq 40); do grep -q '"type":"passage"' "$out" && break; sleep 0.05; done
+	wait_grep '"type":"passage"' "$out"
 	for t in $(ls /proc/$p/task); do
 		[ "$t" = "$worker" ] || [ "$t" = "$p" ] && continue
 		states="$states$(awk '{print $3}' /proc/$p/task/$t/stat 2>/dev/null)"
 	done
 	wait $d
 	rc=$?
+	kill -TERM $p
 	wait $p
 	local wrc=$?
 	echo "$states" >"$TMP/$name.states"
@@ -78,12 +80,13 @@ fi
 
 # Attach to a thread that is itself inside a section's loop with signals: the stepped
 # thread receives them (delivered) and the run stays correct.
-"$WL" --mode all --threads 2 --seconds 8 --signal-us 200 --out "$TMP/sig.rep" &
+"$WL" --mode all --threads 2 --seconds 600 --signal-us 200 --out "$TMP/sig.rep" &
 p=$!
-sleep 0.5
+wait_tasks $p 3
 worker=$(ls /proc/$p/task | sort -n | sed -n 2p)
 "$RSEQDBG" step --pid $p --tid "$worker" --json --quiet --count 20000 >"$TMP/sig.json" 2>&1
 rc=$?
+kill -TERM $p
 wait $p
 wrc=$?
 sigs=$(grep -c '"type":"signal"' "$TMP/sig.json")

@@ -147,6 +147,15 @@ rc=$?
 exec {hold}>&-
 check "--wait: SIGTERM starts the run" \
 	bash -c "[ $rc -eq 0 ] && grep -qx 'result=ok' '$TMP/term.out'"
+"$W" --threads 2 --seconds 600 --out "$TMP/sterm.out" &
+wpid=$!
+sleep 0.3
+kill -TERM "$wpid"
+t0=$SECONDS
+wait "$wpid"
+rc=$?
+check "--seconds: SIGTERM ends the run early, checked as usual" \
+	bash -c "[ $rc -eq 0 ] && [ $((SECONDS - t0)) -lt 30 ] && grep -qx 'result=ok' '$TMP/sterm.out'"
 for bad in "--mode nope" "--threads 0" "--iters -3" "--seconds x" "--signal-us 0" "--bogus" \
 	   "extra"; do
 	# shellcheck disable=SC2086

@@ -7,6 +7,7 @@
  * Usage: rseq_workload [--mode counter|tcmalloc|condexit|all] [--threads N] [--iters N]
  *                      [--seconds S] [--signal-us N] [--oversubscribe] [--affinity]
  *                      [--out FILE] [--wait]
+ * --seconds S runs S seconds, or until SIGTERM, then checks and reports as usual.
  * Exit status: 0 result=ok, 1 result=FAIL, 2 bad usage or setup error.
  */
 #define _GNU_SOURCE
@@ -504,11 +505,30 @@ int main(int argc, char **argv)
 			die("pthread_create: %s", strerror(err));
 	}
 	if (opt.seconds > 0) {
-		struct timespec ts = {(time_t)opt.seconds,
-				      (long)((opt.seconds - (time_t)opt.seconds) * 1e9)};
+		/* S seconds, or less when SIGTERM asks for the end (any thread may take it, so
+		 * the sleep is cut in slices that look at the flag) */
+		struct sigaction sa = { .sa_handler = on_term };
+		struct timespec end, now;
 
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
+		term_seen = 0; /* a SIGTERM that ended --wait started the run */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += (time_t)opt.seconds;
+		end.tv_nsec += (long)((opt.seconds - (time_t)opt.seconds) * 1e9);
+		if (end.tv_nsec >= 1000000000) {
+			end.tv_sec++;
+			end.tv_nsec -= 1000000000;
+		}
+		while (!term_seen) {
+			struct timespec slice = { 0, 20 * 1000 * 1000 };
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > end.tv_sec ||
+			    (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+				break;
+			nanosleep(&slice, NULL);
+		}
 		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	}
 	for (int i = 0; i < nthreads; i++)
