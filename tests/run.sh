@@ -67,9 +67,11 @@ for t in tests/integration/*.sh; do
 	selected "$name" || continue
 	echo "== $name"
 	out="$log/$name.log"
+	t0=$SECONDS
 	timeout "${TEST_TIMEOUT:-600}" bash "$t" >"$out" 2>&1 </dev/null
 	rc=$?
 	cat "$out"
+	echo "-- $name: $((SECONDS - t0))s"
 	count "$out" "$name"
 	if [ $rc -ne 0 ] && ! grep -qE '^FAIL:' "$out"; then
 		echo "FAIL: $name exited $rc"; fail=$((fail + 1)); failed+=("$name")

@@ -166,6 +166,11 @@ if s['cpu_id_updates'] <= 0:
 for a in aborts:
     if a['cause'] != 'signal' and expect == 'signal-all':
         errs.append('abort cause %s' % a['cause']); break
+# What the causes came out as against what the workload did, for the kernel matrix's table
+with open(sys.argv[1] + '.causes', 'w') as f:
+    f.write('aborts=%d %s workload_signals=%s switches=%s affinity_changes=%s migrations=%d\n' % (
+        total, ' '.join('%s=%d' % kv for kv in sorted(c.items())), rep.get('signals', 0),
+        rep.get('switches', '-'), rep.get('affinity_changes', 0), s['migrations']))
 print('; '.join(errs))
 sys.exit(1 if errs else 0)
 PY
@@ -205,6 +210,7 @@ run_case() { # name expect evmode extra-trace-args -- workload-args
 	else
 		fail "trace $name: abort counts exact, causes, every abort named by source line" "$why"
 	fi
+	[ -s "$TMP/$name.json.causes" ] && echo "causes: $name: $(cat "$TMP/$name.json.causes")"
 }
 
 run_case preemption preempt exact -- --oversubscribe --seconds 2
