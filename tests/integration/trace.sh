@@ -42,6 +42,33 @@ else
 		bash -c "[ $rc -eq 1 ] && grep -q 'CONFIG_DEBUG_INFO_BTF' <<<'$out'"
 fi
 
+# A kernel that refuses the programs (here: a seccomp filter fails every BPF_PROG_LOAD, as a
+# verifier that rejects them would): --check names no mode, says why, exits 1; tracing exits 2.
+NPL=$BUILD/tests/tools/no_prog_load
+if [ -r /sys/kernel/btf/vmlinux ] && [ -x "$NPL" ] && have_root; then
+	out=$("$NPL" "$RSEQDBG" trace --check)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -qE '^no +programs_load' <<<"$out" &&
+		grep -qx 'mode: none: loading the BPF programs failed: Invalid argument (RSEQDBG_DEBUG=1 shows the verifier log)' <<<"$out"; then
+		pass "trace --check, programs refused: exit 1, mode none with the reason"
+	else
+		fail "trace --check, programs refused: exit 1, mode none with the reason" "rc=$rc: $(tail -2 <<<"$out")"
+	fi
+	out=$("$NPL" "$RSEQDBG" trace --check --json)
+	rc=$?
+	check "trace --check --json, programs refused: exit 1, not loaded, the reason" \
+		python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert sys.argv[2] == "1"
+assert d["loaded"] is False and d["supported"] is False and d["mode"] is None
+assert d["missing"].startswith("loading the BPF programs failed: ")' "$out" "$rc"
+	err=$("$NPL" "$RSEQDBG" trace -- true 2>&1 >/dev/null)
+	rc=$?
+	check "trace, programs refused: exit 2, one line with the reason" \
+		bash -c '[ "$1" -eq 2 ] && [ "$(wc -l <<<"$2")" -eq 1 ] &&
+			grep -q "^rseqdbg: trace: loading the BPF programs failed: " <<<"$2"' sh "$rc" "$err"
+else
+	skip "trace --check, programs refused" "needs root, kernel BTF and $NPL (make tests)"
+fi
+
 if command -v setpriv >/dev/null && have_root; then
 	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		"$RSEQDBG" trace -- true 2>&1 >/dev/null)
