@@ -26,6 +26,11 @@ have_ptrace() {
 }
 have_bpf() { [ "$(id -u)" -eq 0 ] && [ -r /sys/kernel/btf/vmlinux ]; }
 
+# RSEQDBG_TEST_QUICK=1 (the kernel matrix, whose guests run on an emulated CPU 10-20 times
+# slower): the scripts leave out the cases that test nothing a kernel changes (usage errors,
+# output formats, repetitions), and keep every case that does with the same assertions.
+quick() { [ "${RSEQDBG_TEST_QUICK:-0}" = 1 ]; }
+
 # wait_tasks PID N: wait (up to 60 s: an emulated guest is slow to start threads) until
 # process PID has N threads; fails when it does not
 wait_tasks() {

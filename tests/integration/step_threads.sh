@@ -47,6 +47,7 @@ attach_case() {
 	echo "$passages" >"$TMP/$name.passages"
 }
 
+if ! quick; then
 if attach_case "step attach, others running"; then
 	# The others ran at full speed: far more iterations than the stepped thread's passages.
 	it=$(kv "$TMP/step attach, others running.rep" section.wl_counter_add.iterations)
@@ -65,6 +66,7 @@ if attach_case "step attach --lock-others" --lock-others; then
 		fail "step --lock-others holds the other threads" "states '$st'"
 	fi
 fi
+fi # quick
 
 # Launch: the main thread creates the workers while it is stepped; each new thread is
 # traced and reported, and the run completes.
@@ -93,7 +95,7 @@ sigs=$(grep -c '"type":"signal"' "$TMP/sig.json")
 if [ $rc -eq 0 ] && [ $wrc -eq 0 ] && [ "$(kv "$TMP/sig.rep" result)" = ok ] && [ "$sigs" -gt 0 ]; then
 	pass "step delivers signals to the stepped thread ($sigs seen)"
 else
-	fail "step delivers signals to the stepped thread" "rc=$rc wrc=$wrc signals=$sigs $(kv "$TMP/sig.rep" result)"
+	fail "step delivers signals to the stepped thread" "rc=$rc wrc=$wrc signals=$sigs $(kv "$TMP/sig.rep" result) $(grep -v '"type":"signal"' "$TMP/sig.json" | tail -c 300)"
 fi
 
 finish
