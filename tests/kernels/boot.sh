@@ -152,7 +152,7 @@ if [ -z "$log" ]; then
 fi
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
-timeout --foreground -k 5 "$tmo" "$QEMU" $accel -smp 2 -m 2G -nographic -no-reboot \
+timeout --foreground -k 5 "$tmo" "$QEMU" $accel -smp 2 -m 2G -nographic -no-reboot -nic none \
 	-object memory-backend-memfd,id=mem,size=2G,share=on -numa node,memdev=mem \
 	-chardev socket,id=vfs,path="$run/vfs.sock" \
 	-device vhost-user-fs-pci,chardev=vfs,tag=hostroot \

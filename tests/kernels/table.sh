@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The README's "Kernel support" table from the last kernel matrix run (make check-kernels):
 # one row per kernel with its mode, whether the abort counts per section came out exact
-# (every case of trace and stat passed in that kernel's guest), and what tests/kernels/modes
-# says the mode tells apart and infers.
+# (every case of trace and stat passed in that kernel's guest), the causes measured against
+# the workloads' known ones, what tests/kernels/modes says the mode tells apart and infers,
+# and the step, scan --pid and audit --pid cases passed there.
 #
 #   tests/kernels/table.sh              print the rows
 #   tests/kernels/table.sh README.md    put them in place of the table's rows in README.md
@@ -19,12 +20,45 @@ cases() {
 		END { if (p + f) printf "%d/%d", p, p + f }' "$1"
 }
 
+# CAUSES LOG: the causes trace gave in a guest against the workloads' known ones, from the
+# "causes: CASE: key=value..." lines of trace.sh: of the signal-timer workload's aborts those
+# named "signal", of the oversubscribed one's those named for the scheduler (preemption,
+# migration, deferred; it sends no signal), of the affinity-change one's those named
+# "migration", with the moves the workload made and the migrations the tracer saw.
+causes() {
+	awk '/^causes: / {
+		k = $2; sub(/:$/, "", k)
+		for (i = 3; i <= NF; i++) { split($i, kv, "="); v[k, kv[1]] = kv[2] }
+		seen[k] = 1
+	}
+	END {
+		out = ""
+		if (seen["signals"])
+			out = sprintf("signal timer: signal %d/%d", v["signals", "signal"], v["signals", "aborts"])
+		if (seen["preemption"]) {
+			s = v["preemption", "preemption"] + v["preemption", "migration"] + v["preemption", "deferred"]
+			out = out sprintf("%soversubscribed: scheduler %d/%d", out ? "; " : "", s, v["preemption", "aborts"])
+		}
+		if (seen["migrations"])
+			out = out sprintf("%saffinity: migration %d/%d (moves %d, migrations seen %d)", out ? "; " : "",
+				v["migrations", "migration"], v["migrations", "aborts"],
+				v["migrations", "affinity_changes"], v["migrations", "migrations"])
+		print out
+	}' "$1"
+}
+
 rows() {
-	local rel suite pkg ver mode p f s secs status log tr st counts told inferred
+	local rel suite pkg ver mode p f s secs status log tr st counts told inferred cz others t c
 	while IFS=$'\t' read -r rel suite pkg ver mode p f s secs status _; do
 		case $rel in '#'* | '') continue ;; esac
 		log=$BUILD/kernels/$rel.log
 		tr=$(cases "$log" trace) st=$(cases "$log" stat)
+		cz=$(causes "$log")
+		others=
+		for t in step_hygiene step_threads scan_pid audit_pid; do
+			c=$(cases "$log" $t)
+			[ -n "$c" ] && others="${others:+$others, }$t $c"
+		done
 		if [ "$status" != ok ] && [ "$status" != failed ]; then
 			counts="not measured: the guest gave no result ($status)"
 		elif [ -z "$tr$st" ]; then
@@ -39,8 +73,8 @@ rows() {
 		fi
 		told=$(awk -F'\t' -v m="${mode%% *}" '$1 == m { print $2 }' tests/kernels/modes)
 		inferred=$(awk -F'\t' -v m="${mode%% *}" '$1 == m { print $3 }' tests/kernels/modes)
-		printf '| %s (%s) | %s | %s | %s | %s |\n' "$rel" "$suite" "$mode" "$counts" \
-			"${told:-?}" "${inferred:-?}"
+		printf '| %s (%s) | %s | %s | %s | %s | %s | %s |\n' "$rel" "$suite" "$mode" "$counts" \
+			"${cz:-not measured}" "${told:-?}" "${inferred:-?}" "${others:-not run}"
 	done <"$res"
 }
 
