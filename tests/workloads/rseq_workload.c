@@ -507,7 +507,7 @@ int main(int argc, char **argv)
 	if (opt.seconds > 0) {
 		/* S seconds, or less when SIGTERM asks for the end (any thread may take it, so
 		 * the sleep is cut in slices that look at the flag) */
-		struct sigaction sa = { .sa_handler = on_term };
+		struct sigaction sa = {.sa_handler = on_term};
 		struct timespec end, now;
 
 		term_seen = 0; /* a SIGTERM that ended --wait started the run */
@@ -521,7 +521,7 @@ int main(int argc, char **argv)
 			end.tv_nsec -= 1000000000;
 		}
 		while (!term_seen) {
-			struct timespec slice = { 0, 20 * 1000 * 1000 };
+			struct timespec slice = {0, 20 * 1000 * 1000};
 
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (now.tv_sec > end.tv_sec ||
