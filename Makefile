@@ -209,6 +209,7 @@ format:
 	clang-format -i $(FORMAT_SRCS)
 
 format-check:
+	scripts/deps.sh format
 	clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 clean:

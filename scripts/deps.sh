@@ -7,6 +7,7 @@
 #                             strace)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
+#   scripts/deps.sh format    also the format check (`make format-check`): clang-format
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
 #   scripts/deps.sh fixtures  also regenerating the committed fixtures (scripts/gen-*.sh):
 #                             lld and the cross binutils
@@ -18,13 +19,14 @@ case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace" ;;
 fuzz) PKGS="$PKGS libclang-rt-14-dev" ;;
+format) PKGS="$PKGS clang-format" ;;
 kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;
 fixtures)
 	PKGS="$PKGS lld binutils-i686-linux-gnu binutils-aarch64-linux-gnu
 	binutils-arm-linux-gnueabihf binutils-powerpc64le-linux-gnu binutils-powerpc64-linux-gnu
 	binutils-s390x-linux-gnu binutils-riscv64-linux-gnu"
 	;;
-*) echo "deps.sh: unknown group $1 (bench, fuzz, kernels, fixtures)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown group $1 (bench, fuzz, format, kernels, fixtures)" >&2; exit 2 ;;
 esac
 
 missing=""
