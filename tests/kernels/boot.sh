@@ -144,8 +144,12 @@ for _ in $(seq 50); do [ -S "$run/vfs.sock" ] && break; sleep 0.1; done
 # This machine's KVM cannot boot a stock kernel (emulation failure in the decompressor), so
 # TCG. -cx16: this QEMU's TCG cmpxchg16b corrupts the flags, and guests oops at random
 # (double faults in kmem_cache_alloc); without the instruction the kernel takes its
-# fallback path.
-accel=${RSEQDBG_QEMU_ACCEL:--accel tcg,thread=multi -cpu max,-cx16}
+# fallback path. thread=single: under this QEMU's multi-threaded TCG, a breakpoint that a
+# debugger writes through /proc/PID/mem while another vCPU runs that code may never take
+# effect: the threads of a stepped program ran past an int3 that /proc/PID/mem showed in
+# place, for 30 s, until the same byte was written once more (rseqdbg step hung on the first
+# try in 5 of 5 boots of 6.1 and 7.2; one TCG thread: 10 of 10 clean).
+accel=${RSEQDBG_QEMU_ACCEL:--accel tcg,thread=single -cpu max,-cx16}
 if [ -z "$log" ]; then
 	mkdir -p "$KCACHE/logs"
 	log=$KCACHE/logs/$rel.log
