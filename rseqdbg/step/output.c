@@ -81,7 +81,8 @@ static void json_section(struct stepper *st, const struct section *s)
 	jw_obj_close(w);
 }
 
-static const char *sec_name(const struct section *s, char *buf, size_t len)
+/* "func (file:line) [start, post_commit)" */
+const char *sec_name(const struct section *s, char *buf, size_t len)
 {
 	if (s->file && s->line > 0)
 		snprintf(buf, len, "%s (%s:%d) [%#" PRIx64 ", %#" PRIx64 ")",
@@ -138,7 +139,7 @@ void print_step(struct stepper *st, const struct rd_insn *in)
 }
 
 void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
-		   uint64_t ns, bool net)
+		   uint64_t ns, bool net, bool retries)
 {
 	char name[512];
 
@@ -151,6 +152,7 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 		jw_ku64(rd.jw, "at", at);
 		jw_ku64(rd.jw, "ns", ns);
 		jw_kbool(rd.jw, "safety_net", net);
+		jw_kbool(rd.jw, "retry_loop", retries);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
 		check_output();
@@ -159,8 +161,8 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 	sec_name(s, name, sizeof(name));
 	switch (r) {
 	case RES_COMMIT:
-		printf("%d passage %s: committed (%#" PRIx64 ") in %" PRIu64 " ns\n", st->cur_tid,
-		       name, at, ns);
+		printf("%d passage %s: committed (%#" PRIx64 ")%s in %" PRIu64 " ns\n", st->cur_tid,
+		       name, at, retries ? " after retries at full speed" : "", ns);
 		break;
 	case RES_ABORT:
 		printf("%d passage %s: aborted to the abort handler %#" PRIx64 " in %" PRIu64

@@ -21,9 +21,12 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 }
 
 /* Breakpoints at the exits of section s and at the other successors of the current
- * instruction. 0, or EXIT_ERROR (reported) with none planted. */
-static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other, size_t nother)
+ * instruction; with retries, at its commit and those successors only. 0, or EXIT_ERROR
+ * (reported) with none planted. */
+static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other, size_t nother,
+		       bool retries)
 {
+	size_t first = retries ? s->nexits : 0;
 	uint64_t bp;
 	int ret;
 
@@ -32,14 +35,14 @@ static int plant_exits(struct stepper *st, struct section *s, const uint64_t *ot
 		compute_exits(st, s);
 	bp = s->post_commit;
 	ret = rd_bp_plant(bp);
-	if (!ret) {
+	if (!ret && !retries) {
 		bp = s->abort;
 		ret = rd_bp_plant(bp);
 	}
 	/* A branch target that nothing maps (a call to an undefined weak function, decoded
 	 * from bytes that are not code) cannot be reached without a fault, which the passage
 	 * sees as a signal: no breakpoint is needed there. */
-	for (size_t i = 0; !ret && i < s->nexits + nother; i++) {
+	for (size_t i = first; !ret && i < s->nexits + nother; i++) {
 		uint64_t a = i < s->nexits ? s->exits[i] : other[i - s->nexits];
 
 		if (i >= s->nexits && sec_find(st, a))
@@ -93,8 +96,34 @@ static enum result passage_result(const struct section *s, uint64_t bp)
 	return RES_NONE;
 }
 
+/*
+ * A section that does not commit while stepped, passage after passage, checks something our
+ * stops undo: tcmalloc keeps a flag in rseq->cpu_id_start, which the kernel rewrites each time
+ * the thread returns to user space after it was switched out; the exit path sets it again,
+ * and the stops that step that path clear it. From then on its retries run at full speed,
+ * from its entry to its commit.
+ */
+static void note_result(struct stepper *st, struct section *s, enum result r)
+{
+	char name[512];
+
+	if (r == RES_COMMIT) {
+		s->failed = 0;
+		return;
+	}
+	if (r == RES_LOST || s->retry_loop || ++s->failed < RETRY_LOOP_PASSAGES)
+		return;
+	s->retry_loop = true;
+	print_event(
+	    st, "retry-loop", st->cur_tid,
+	    "section %s did not commit in %d passages in a row: what it checks does not "
+	    "survive the stops of stepping; its retries now run at full speed to its commit",
+	    sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES);
+}
+
 /* Let the thread run through section s between breakpoints at its exits and at the other
- * successors of the current instruction; report the passage. */
+ * successors of the current instruction (for a section in a retry loop, at its commit and
+ * those successors); report the passage. */
 enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
 			   size_t nother)
 {
@@ -102,10 +131,11 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 	enum result r = RES_NONE;
 	struct rd_event ev;
 	bool net = false;
+	bool retries = s->retry_loop;
 	rd_regs_t regs;
 	int ret;
 
-	if (plant_exits(st, s, other, nother))
+	if (plant_exits(st, s, other, nother, retries))
 		return STEP_ERR;
 	t0 = now_ns();
 	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
@@ -178,7 +208,8 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 		st->res[r]++;
 		/* The stepped thread's stops: others held at a breakpoint do not count. */
 		st->stops_in_passages += cur(st)->stops - stops0;
-		print_passage(st, s, r, bp, now_ns() - t0, net);
+		print_passage(st, s, r, bp, now_ns() - t0, net, retries);
+		note_result(st, s, r);
 	}
 	return STEP_OK;
 }

@@ -35,6 +35,8 @@
 #define SYMCACHE 4096
 #define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
 #define KEEP_BPS 64  /* breakpoints left planted between trees, at most */
+/* Passages in a row that did not commit before a section's retries run at full speed. */
+#define RETRY_LOOP_PASSAGES 8
 
 enum sec_source {
 	SRC_TABLE,   /* a descriptor table of a mapped module */
@@ -49,6 +51,8 @@ struct section {
 	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
 	size_t nexits;
 	bool exits_known;
+	unsigned int failed; /* passages in a row that did not commit */
+	bool retry_loop;     /* our stops undo what it checks: run its retries to the commit */
 };
 
 enum result {
@@ -134,9 +138,10 @@ void check_output(void);
 uint64_t now_ns(void);
 const char *base_name(const char *p);
 const char *place(struct stepper *st, uint64_t pc);
+const char *sec_name(const struct section *s, char *buf, size_t len);
 void print_step(struct stepper *st, const struct rd_insn *in);
 void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
-		   uint64_t ns, bool net);
+		   uint64_t ns, bool net, bool retries);
 void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
 /* A one-off event: new thread, signal, fork, exec, exit, safety net. */
 void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
