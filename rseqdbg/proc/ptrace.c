@@ -165,6 +165,8 @@ fail:
  * whether the seize saw it gone (ESRCH) or exiting (EPERM on a zombie); so is the zombie
  * leader of a process whose other threads live on.
  */
+#define RD_SETTLE_MAX 4096 /* threads whose group-stop settle() keeps */
+
 static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 {
 	int added = 0, ret;
@@ -230,6 +232,60 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 	return ret < 0 ? ret : added;
 }
 
+static bool any_running(const struct rd_tracee *tr)
+{
+	for (size_t i = 0; i < tr->nt; i++)
+		if (tr->t[i].state == RD_T_RUNNING)
+			return true;
+	return false;
+}
+
+/*
+ * A thread that had begun a clone() when it was seized makes a child nobody traces
+ * (PTRACE_O_TRACECLONE counts as the clone starts), and the child may show in /proc/PID/task
+ * only after the last pass read it: running into a breakpoint, it would kill the program
+ * with SIGTRAP. Once every seized thread has stopped, each such clone has returned, and one
+ * more pass finds its child. The threads then run on, with their signals; a thread of a
+ * stopped program stays stopped. A thread that does not stop within a second is left running.
+ */
+static int settle(struct rd_tracee *tr, char *err, size_t errlen)
+{
+	bool group_stop[RD_SETTLE_MAX] = {false};
+	struct rd_event ev;
+	int ret;
+
+	for (size_t i = 0; i < tr->nt; i++)
+		rd_pt_interrupt(&tr->t[i]);
+	while (any_running(tr) && rd_pt_wait(tr, &ev, 1000) == 0 && ev.kind != RD_EV_NONE) {
+		struct rd_thread *t = rd_pt_thread(tr, ev.tid);
+
+		if (!t || t->state != RD_T_STOPPED)
+			continue;
+		if (ev.kind == RD_EV_SIGNAL)
+			t->pending_sig = ev.sig;
+		else if (ev.kind == RD_EV_STOP && ev.sig != SIGTRAP && t - tr->t < RD_SETTLE_MAX)
+			group_stop[t - tr->t] = true;
+	}
+	do {
+		ret = seize_tasks(tr, err, errlen);
+	} while (ret > 0);
+	for (size_t i = 0; i < tr->nt; i++) {
+		struct rd_thread *t = &tr->t[i];
+
+		if (t->state != RD_T_STOPPED)
+			continue;
+		if (i < RD_SETTLE_MAX && group_stop[i]) {
+			/* Stopped by the program's own SIGSTOP: it reports when continued. */
+			if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) == 0)
+				t->state = RD_T_RUNNING;
+			continue;
+		}
+		rd_pt_cont(tr, t, t->pending_sig);
+		t->pending_sig = 0;
+	}
+	return ret;
+}
+
 int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
 {
 	int ret;
@@ -243,6 +299,8 @@ int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
 	do {
 		ret = seize_tasks(tr, err, errlen);
 	} while (ret > 0);
+	if (ret == 0 && tr->nt > 0)
+		ret = settle(tr, err, errlen);
 	if (ret == 0 && tr->nt == 0) {
 		struct rd_proc_status ps;
 		char who[96];
