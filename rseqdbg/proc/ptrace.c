@@ -85,9 +85,8 @@ static int open_mem(struct rd_tracee *tr)
 }
 
 /* Until the exec stop of a launched program: let signals sent meanwhile through. 0, or
- * -errno with err filled; the program has exited or must be killed. */
-static int wait_exec(struct rd_tracee *tr, struct rd_spawn *child, const char *prog, char *err,
-		     size_t errlen)
+ * -errno, the reason in rd_errmsg(); the program has exited or must be killed. */
+static int wait_exec(struct rd_tracee *tr, struct rd_spawn *child, const char *prog)
 {
 	struct rd_event ev;
 	int ret;
@@ -95,28 +94,27 @@ static int wait_exec(struct rd_tracee *tr, struct rd_spawn *child, const char *p
 	for (;;) {
 		ret = rd_pt_wait(tr, &ev, 0);
 		if (ret < 0 && ret != -EINTR) {
-			snprintf(err, errlen, "waiting for %s: %s", prog, strerror(-ret));
+			rd_seterr("waiting for %s: %s", prog, strerror(-ret));
 			return ret;
 		}
 		if (ev.kind == RD_EV_NONE) {
 			if (!rd_pt_quit)
 				continue;
-			snprintf(err, errlen, "interrupted");
+			rd_seterr("interrupted");
 			return -EINTR;
 		}
 		if (ev.kind == RD_EV_EXEC)
 			return 0;
 		if (ev.kind == RD_EV_EXITED) {
 			ret = rd_spawn_result(child);
-			snprintf(err, errlen, "cannot execute %s: %s", prog,
-				 ret ? strerror(-ret) : "exited");
+			rd_seterr("cannot execute %s: %s", prog, ret ? strerror(-ret) : "exited");
 			return ret ? ret : -ECHILD;
 		}
 		rd_pt_cont(tr, rd_pt_thread(tr, ev.tid), ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
 	}
 }
 
-int rd_pt_launch(struct rd_tracee *tr, char **argv, char *err, size_t errlen)
+int rd_pt_launch(struct rd_tracee *tr, char **argv)
 {
 	struct rd_spawn child;
 	int ret;
@@ -124,31 +122,30 @@ int rd_pt_launch(struct rd_tracee *tr, char **argv, char *err, size_t errlen)
 	/* Held before exec until it is seized: the exec stop is its first. */
 	ret = rd_spawn(argv, &child);
 	if (ret < 0) {
-		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(-ret));
+		rd_seterr("cannot start %s: %s", argv[0], strerror(-ret));
 		return ret;
 	}
 	tr->pid = child.pid;
 	tr->launched = true;
 	if (ptrace(PTRACE_SEIZE, child.pid, 0, seize_opts | PTRACE_O_EXITKILL) < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot trace %s (pid %d): %s", argv[0], child.pid,
-			 strerror(errno));
+		rd_seterr("cannot trace %s (pid %d): %s", argv[0], child.pid, strerror(errno));
 		rd_spawn_abort(&child);
 		return ret;
 	}
 	if (!rd_pt_add_thread(tr, child.pid, RD_T_RUNNING)) {
 		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory");
+		rd_seterr("out of memory");
 		goto fail;
 	}
 	rd_spawn_go(&child);
-	ret = wait_exec(tr, &child, argv[0], err, errlen);
+	ret = wait_exec(tr, &child, argv[0]);
 	if (ret < 0)
 		goto fail;
 	rd_spawn_result(&child); /* end of file: the exec closed it */
 	ret = open_mem(tr);
 	if (ret < 0) {
-		snprintf(err, errlen, "/proc/%d/mem: %s", tr->pid, strerror(-ret));
+		rd_seterr("/proc/%d/mem: %s", tr->pid, strerror(-ret));
 		goto fail;
 	}
 	return 0;
@@ -165,9 +162,7 @@ fail:
  * whether the seize saw it gone (ESRCH) or exiting (EPERM on a zombie); so is the zombie
  * leader of a process whose other threads live on.
  */
-#define RD_SETTLE_MAX 4096 /* threads whose group-stop settle() keeps */
-
-static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
+static int seize_tasks(struct rd_tracee *tr)
 {
 	int added = 0, ret;
 	pid_t *tids;
@@ -176,8 +171,7 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 
 	ret = rd_proc_threads(tr->pid, &tids, &n);
 	if (ret < 0) {
-		snprintf(err, errlen, "no process %d (/proc/%d/task: %s)", tr->pid, tr->pid,
-			 strerror(-ret));
+		rd_seterr("no process %d (/proc/%d/task: %s)", tr->pid, tr->pid, strerror(-ret));
 		return ret;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -190,7 +184,7 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		if (ptrace(PTRACE_SEIZE, tid, 0, seize_opts) == 0) {
 			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
 				ret = -ENOMEM;
-				snprintf(err, errlen, "out of memory");
+				rd_seterr("out of memory");
 				break;
 			}
 			added++;
@@ -205,7 +199,7 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 			 */
 			if (!rd_pt_add_thread(tr, tid, RD_T_RUNNING)) {
 				ret = -ENOMEM;
-				snprintf(err, errlen, "out of memory");
+				rd_seterr("out of memory");
 				break;
 			}
 			continue;
@@ -215,22 +209,23 @@ static int seize_tasks(struct rd_tracee *tr, char *err, size_t errlen)
 		ret = -e;
 		if (e == EPERM && ps.tracer) {
 			rd_proc_name(ps.tracer, who, sizeof(who));
-			snprintf(err, errlen,
-				 "cannot trace process %d (thread %d): already traced by "
-				 "PID %s",
-				 tr->pid, tid, who);
+			rd_seterr("cannot trace process %d (thread %d): already traced by "
+				  "PID %s",
+				  tr->pid, tid, who);
 		} else {
-			snprintf(err, errlen, "cannot trace process %d (thread %d): %s%s", tr->pid,
-				 tid, strerror(e),
-				 e == EPERM ? " (needs CAP_SYS_PTRACE or the same user; see "
-					      "/proc/sys/kernel/yama/ptrace_scope)"
-					    : "");
+			rd_seterr("cannot trace process %d (thread %d): %s%s", tr->pid, tid,
+				  strerror(e),
+				  e == EPERM ? " (needs CAP_SYS_PTRACE or the same user; see "
+					       "/proc/sys/kernel/yama/ptrace_scope)"
+					     : "");
 		}
 		break;
 	}
 	free(tids);
 	return ret < 0 ? ret : added;
 }
+
+#define RD_SETTLE_MAX 4096 /* threads whose group-stop settle() keeps */
 
 static bool any_running(const struct rd_tracee *tr)
 {
@@ -248,7 +243,7 @@ static bool any_running(const struct rd_tracee *tr)
  * more pass finds its child. The threads then run on, with their signals; a thread of a
  * stopped program stays stopped. A thread that does not stop within a second is left running.
  */
-static int settle(struct rd_tracee *tr, char *err, size_t errlen)
+static int settle(struct rd_tracee *tr)
 {
 	bool group_stop[RD_SETTLE_MAX] = {false};
 	struct rd_event ev;
@@ -267,7 +262,7 @@ static int settle(struct rd_tracee *tr, char *err, size_t errlen)
 			group_stop[t - tr->t] = true;
 	}
 	do {
-		ret = seize_tasks(tr, err, errlen);
+		ret = seize_tasks(tr);
 	} while (ret > 0);
 	for (size_t i = 0; i < tr->nt; i++) {
 		struct rd_thread *t = &tr->t[i];
@@ -286,41 +281,40 @@ static int settle(struct rd_tracee *tr, char *err, size_t errlen)
 	return ret;
 }
 
-int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen)
+int rd_pt_attach(struct rd_tracee *tr, pid_t pid)
 {
 	int ret;
 
 	tr->pid = pid;
 	if (kill(pid, 0) < 0 && errno == ESRCH) {
-		snprintf(err, errlen, "no process %d", pid);
+		rd_seterr("no process %d", pid);
 		return -ESRCH;
 	}
 	/* Threads may be created while we seize: loop until a pass finds none new. */
 	do {
-		ret = seize_tasks(tr, err, errlen);
+		ret = seize_tasks(tr);
 	} while (ret > 0);
 	if (ret == 0 && tr->nt > 0)
-		ret = settle(tr, err, errlen);
+		ret = settle(tr);
 	if (ret == 0 && tr->nt == 0) {
 		struct rd_proc_status ps;
 		char who[96];
 
 		if (rd_proc_status(pid, pid, &ps) == 0 && ps.state == 'Z') {
 			rd_proc_name(ps.ppid, who, sizeof(who));
-			snprintf(err, errlen,
-				 "cannot trace process %d: it is a zombie (it exited; its "
-				 "parent %s has not reaped it)",
-				 pid, who);
+			rd_seterr("cannot trace process %d: it is a zombie (it exited; its "
+				  "parent %s has not reaped it)",
+				  pid, who);
 			ret = -EPERM;
 		} else {
-			snprintf(err, errlen, "no process %d", pid);
+			rd_seterr("no process %d", pid);
 			ret = -ESRCH;
 		}
 	}
 	if (ret == 0) {
 		ret = open_mem(tr);
 		if (ret < 0)
-			snprintf(err, errlen, "/proc/%d/mem: %s", pid, strerror(-ret));
+			rd_seterr("/proc/%d/mem: %s", pid, strerror(-ret));
 	}
 	if (ret < 0) {
 		/* Leave nothing behind: a seized thread detaches once stopped. */

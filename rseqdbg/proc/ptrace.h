@@ -77,10 +77,11 @@ void rd_tracee_init(struct rd_tracee *tr);
 void rd_tracee_free(struct rd_tracee *tr);
 
 /* fork + exec argv with every option set, stopped at the program's first instruction
- * (the exec stop). On error returns -errno and fills err. */
-int rd_pt_launch(struct rd_tracee *tr, char **argv, char *err, size_t errlen);
-/* PTRACE_SEIZE every thread of pid (threads keep running). -errno + err on error. */
-int rd_pt_attach(struct rd_tracee *tr, pid_t pid, char *err, size_t errlen);
+ * (the exec stop). On error returns -errno, the reason in rd_errmsg(). */
+int rd_pt_launch(struct rd_tracee *tr, char **argv);
+/* PTRACE_SEIZE every thread of pid (threads keep running). On error returns -errno, the
+ * reason in rd_errmsg(). */
+int rd_pt_attach(struct rd_tracee *tr, pid_t pid);
 
 struct rd_thread *rd_pt_thread(struct rd_tracee *tr, pid_t tid);
 struct rd_thread *rd_pt_add_thread(struct rd_tracee *tr, pid_t tid, enum rd_tstate st);

@@ -394,7 +394,6 @@ int cmd_step(int argc, char **argv)
 {
 	struct stepper st = {0};
 	uint64_t from_addr = 0;
-	char err[512] = "";
 	int ret;
 
 	rd_tracee_init(&st.tr);
@@ -410,12 +409,12 @@ int cmd_step(int argc, char **argv)
 	}
 	install_handlers();
 	if (st.o.argv)
-		ret = rd_pt_launch(&st.tr, st.o.argv, err, sizeof(err));
+		ret = rd_pt_launch(&st.tr, st.o.argv);
 	else
-		ret = rd_pt_attach(&st.tr, st.o.pid, err, sizeof(err));
+		ret = rd_pt_attach(&st.tr, st.o.pid);
 	if (ret < 0) {
 		stepper_free(&st);
-		return rd_error("%s", err);
+		return rd_error("%s", rd_errmsg());
 	}
 	rd_bp_attach(st.tr.pid, st.tr.memfd);
 	ret = load_modules(&st);
