@@ -78,135 +78,59 @@ size_t es_known_signatures(uint16_t machine, bool big_endian, uint32_t *sigs, si
 	return known_sigs(machine, big_endian ? ELFDATA2MSB : ELFDATA2LSB, sigs, max);
 }
 
+/* The relocation types rseq tables carry, per machine; width 0 is the file's word size.
+ * EM_PPC shares the rows of EM_PPC64. */
+static const struct reloc_type {
+	uint16_t machine;
+	uint32_t type;
+	uint8_t kind; /* enum es_rkind */
+	uint8_t width;
+} reloc_types[] = {
+    {EM_X86_64, R_X86_64_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_X86_64, R_X86_64_RELATIVE64, ES_R_RELATIVE, 8},
+    {EM_X86_64, R_X86_64_64, ES_R_ABS, 8},
+    {EM_X86_64, R_X86_64_32, ES_R_ABS, 4},
+    {EM_X86_64, R_X86_64_32S, ES_R_ABS, 4},
+    {EM_386, R_386_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_386, R_386_32, ES_R_ABS, 4},
+    {EM_AARCH64, R_AARCH64_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_AARCH64, R_AARCH64_ABS64, ES_R_ABS, 8},
+    {EM_AARCH64, R_AARCH64_ABS32, ES_R_ABS, 4},
+    {EM_ARM, R_ARM_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_ARM, R_ARM_ABS32, ES_R_ABS, 4},
+    {EM_ARM, R_ARM_TARGET1, ES_R_ABS, 4}, /* an absolute word on Linux */
+    {EM_PPC64, R_PPC_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_PPC64, R_PPC64_ADDR64, ES_R_ABS, 8},
+    {EM_PPC64, R_PPC64_UADDR64, ES_R_ABS, 8},
+    {EM_PPC64, R_PPC_ADDR32, ES_R_ABS, 4},
+    {EM_PPC64, R_PPC_UADDR32, ES_R_ABS, 4},
+    {EM_S390, R_390_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_S390, R_390_64, ES_R_ABS, 8},
+    {EM_S390, R_390_32, ES_R_ABS, 4},
+    {EM_RISCV, R_RISCV_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_RISCV, R_RISCV_64, ES_R_ABS, 8},
+    {EM_RISCV, R_RISCV_32, ES_R_ABS, 4},
+    {EM_RISCV, R_RISCV_ADD64, ES_R_ADD, 8},
+    {EM_RISCV, R_RISCV_ADD32, ES_R_ADD, 4},
+    {EM_RISCV, R_RISCV_SUB64, ES_R_SUB, 8},
+    {EM_RISCV, R_RISCV_SUB32, ES_R_SUB, 4},
+    {EM_LOONGARCH, R_LARCH_RELATIVE, ES_R_RELATIVE, 0},
+    {EM_LOONGARCH, R_LARCH_64, ES_R_ABS, 8},
+    {EM_LOONGARCH, R_LARCH_32, ES_R_ABS, 4},
+    {EM_LOONGARCH, R_LARCH_ADD64, ES_R_ADD, 8},
+    {EM_LOONGARCH, R_LARCH_ADD32, ES_R_ADD, 4},
+    {EM_LOONGARCH, R_LARCH_SUB64, ES_R_SUB, 8},
+    {EM_LOONGARCH, R_LARCH_SUB32, ES_R_SUB, 4},
+};
+
 enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigned int *width)
 {
+	bool known = false;
+
 	*width = (unsigned int)wordsz;
 	if (type == 0) /* R_*_NONE on every machine */
 		return ES_R_NONE;
-	switch (machine) {
-	case EM_X86_64:
-		switch (type) {
-		case R_X86_64_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_X86_64_RELATIVE64:
-			*width = 8;
-			return ES_R_RELATIVE;
-		case R_X86_64_64:
-			*width = 8;
-			return ES_R_ABS;
-		case R_X86_64_32:
-		case R_X86_64_32S:
-			*width = 4;
-			return ES_R_ABS;
-		}
-		break;
-	case EM_386:
-		switch (type) {
-		case R_386_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_386_32:
-			*width = 4;
-			return ES_R_ABS;
-		}
-		break;
-	case EM_AARCH64:
-		switch (type) {
-		case R_AARCH64_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_AARCH64_ABS64:
-			*width = 8;
-			return ES_R_ABS;
-		case R_AARCH64_ABS32:
-			*width = 4;
-			return ES_R_ABS;
-		}
-		break;
-	case EM_ARM:
-		switch (type) {
-		case R_ARM_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_ARM_ABS32:
-		case R_ARM_TARGET1: /* an absolute word on Linux */
-			*width = 4;
-			return ES_R_ABS;
-		}
-		break;
-	case EM_PPC64:
-	case EM_PPC:
-		switch (type) {
-		case R_PPC_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_PPC64_ADDR64:
-		case R_PPC64_UADDR64:
-			*width = 8;
-			return ES_R_ABS;
-		case R_PPC_ADDR32:
-		case R_PPC_UADDR32:
-			*width = 4;
-			return ES_R_ABS;
-		}
-		break;
-	case EM_S390:
-		switch (type) {
-		case R_390_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_390_64:
-			*width = 8;
-			return ES_R_ABS;
-		case R_390_32:
-			*width = 4;
-			return ES_R_ABS;
-		}
-		break;
-	case EM_RISCV:
-		switch (type) {
-		case R_RISCV_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_RISCV_64:
-			*width = 8;
-			return ES_R_ABS;
-		case R_RISCV_32:
-			*width = 4;
-			return ES_R_ABS;
-		case R_RISCV_ADD64:
-			*width = 8;
-			return ES_R_ADD;
-		case R_RISCV_ADD32:
-			*width = 4;
-			return ES_R_ADD;
-		case R_RISCV_SUB64:
-			*width = 8;
-			return ES_R_SUB;
-		case R_RISCV_SUB32:
-			*width = 4;
-			return ES_R_SUB;
-		}
-		break;
-	case EM_LOONGARCH:
-		switch (type) {
-		case R_LARCH_RELATIVE:
-			return ES_R_RELATIVE;
-		case R_LARCH_64:
-			*width = 8;
-			return ES_R_ABS;
-		case R_LARCH_32:
-			*width = 4;
-			return ES_R_ABS;
-		case R_LARCH_ADD64:
-			*width = 8;
-			return ES_R_ADD;
-		case R_LARCH_ADD32:
-			*width = 4;
-			return ES_R_ADD;
-		case R_LARCH_SUB64:
-			*width = 8;
-			return ES_R_SUB;
-		case R_LARCH_SUB32:
-			*width = 4;
-			return ES_R_SUB;
-		}
-		break;
-	case EM_MIPS:
+	if (machine == EM_MIPS) {
 		/* Only 32-bit objects: MIPS64 packs r_info differently, and linked MIPS files
 		 * relocate through the GOT rather than the tables. */
 		if (wordsz == 4 && type == R_MIPS_32) {
@@ -214,8 +138,21 @@ enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigne
 			return ES_R_ABS;
 		}
 		return ES_R_NONE;
-	default: /* an unknown machine: the bytes as the linker left them */
-		return ES_R_NONE;
 	}
-	return ES_R_UNKNOWN;
+	if (machine == EM_PPC)
+		machine = EM_PPC64;
+	for (size_t i = 0; i < sizeof(reloc_types) / sizeof(reloc_types[0]); i++) {
+		const struct reloc_type *r = &reloc_types[i];
+
+		if (r->machine != machine)
+			continue;
+		known = true;
+		if (r->type != type)
+			continue;
+		if (r->width)
+			*width = r->width;
+		return (enum es_rkind)r->kind;
+	}
+	/* An unknown machine: the bytes as the linker left them. */
+	return known ? ES_R_UNKNOWN : ES_R_NONE;
 }

@@ -833,13 +833,14 @@ static void exits_inside(struct ctx *c, const struct elfscan_cs *cs)
 	free(v);
 }
 
-static void check_tables(struct ctx *c)
+/* Each descriptor: listed in the pointer array, once; no other describing its section; no
+ * section overlapping it; no exit point inside it. */
+static void check_descriptors(struct ctx *c)
 {
 	struct elfscan *es = c->es;
-	size_t n = elfscan_count(es), ne = elfscan_nexits(es);
+	size_t n = elfscan_count(es);
 	uint32_t src = elfscan_sources(es);
-	uint64_t b = c->o->bias, *starts;
-	const struct elfscan_exit **ex;
+	uint64_t b = c->o->bias;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct elfscan_cs *cs = elfscan_get(es, i);
@@ -897,6 +898,16 @@ static void check_tables(struct ctx *c)
 		}
 		exits_inside(c, cs);
 	}
+}
+
+/* Each exit point: its start_ip names a section; identical ones, one finding per run. */
+static void check_exit_points(struct ctx *c)
+{
+	struct elfscan *es = c->es;
+	size_t n = elfscan_count(es), ne = elfscan_nexits(es);
+	uint64_t b = c->o->bias, *starts;
+	const struct elfscan_exit **ex;
+
 	starts = malloc((n + 1) * sizeof(*starts));
 	ex = malloc((ne + 1) * sizeof(*ex));
 	if (!starts || !ex) {
@@ -948,6 +959,19 @@ static void check_tables(struct ctx *c)
 	}
 	free(ex);
 	free(starts);
+}
+
+static void check_tables(struct ctx *c)
+{
+	struct elfscan *es = c->es;
+	uint32_t src = elfscan_sources(es);
+
+	check_descriptors(c);
+	if (c->err)
+		return;
+	check_exit_points(c);
+	if (c->err)
+		return;
 	if ((src & ELFSCAN_SRC_CS) && !(src & ELFSCAN_SRC_CS_PTR_ARRAY))
 		add(c, C_NO_PTR_ARRAY, NULL, 0,
 		    "%s has __rseq_cs but no __rseq_cs_ptr_array: debuggers and instrumentation "

@@ -31,14 +31,11 @@ const char *es_secname(const struct elfscan *es, size_t ndx)
 	return s ? s : "";
 }
 
-/* The raw header fields libelf would otherwise reject with a generic message. */
-static int check_header(struct elfscan *es)
+/* e_ident: magic, class, data encoding, version, with what the header needs if cut short. */
+static int check_ident(struct elfscan *es)
 {
 	const unsigned char *p = es->image;
-	bool is64;
-	size_t ehsz, shsz, phsz;
-	uint64_t shoff, phoff, shnum, phnum, shstrndx;
-	unsigned int shentsize, phentsize;
+	size_t ehsz;
 
 	if (es->size == 0)
 		return es_ferr(es, EINVAL, "empty file");
@@ -69,6 +66,21 @@ static int check_header(struct elfscan *es)
 	if (p[EI_VERSION] != EV_CURRENT)
 		return es_ferr(es, EINVAL, "unknown ELF version %u at offset 0x%x (expected 1)",
 			       p[EI_VERSION], EI_VERSION);
+	return 0;
+}
+
+/* The raw header fields libelf would otherwise reject with a generic message. */
+static int check_header(struct elfscan *es)
+{
+	const unsigned char *p = es->image;
+	bool is64;
+	size_t ehsz, shsz, phsz;
+	uint64_t shoff, phoff, shnum, phnum, shstrndx;
+	unsigned int shentsize, phentsize;
+	int ret = check_ident(es);
+
+	if (ret)
+		return ret;
 	is64 = p[EI_CLASS] == ELFCLASS64;
 	es->big_endian = p[EI_DATA] == ELFDATA2MSB;
 	es->wordsz = is64 ? 8 : 4;
