@@ -37,11 +37,8 @@ wait_ok() {
 
 # Attach, step, detach. The workloads run until told to end (SIGTERM), however slowly they
 # are stepped (an emulated guest steps 10-20 times slower than the host).
-# Under an emulated CPU a signal every 500 us lands on nearly every step and trips a known
-# fault of the stepper (a signal stop at an address its plan does not hold: "left the decoded
-# paths"), so the quick run sends none.
+# A signal every 500 us: signal stops in the middle of the planned paths and of passages.
 sig1="--signal-us 500"
-quick && sig1=
 # shellcheck disable=SC2086
 "$WL" --mode all --threads 2 --seconds 600 $sig1 --out "$TMP/r1" &
 p=$!

@@ -117,6 +117,11 @@ mount -t proc proc \$n/proc
 mount -t sysfs sys \$n/sys
 mount -t devtmpfs dev \$n/dev
 mkdir -p \$n/dev/pts \$n/dev/shm
+# what udev would add: bash's process substitution and /dev/stdin need them
+ln -sf /proc/self/fd \$n/dev/fd
+ln -sf /proc/self/fd/0 \$n/dev/stdin
+ln -sf /proc/self/fd/1 \$n/dev/stdout
+ln -sf /proc/self/fd/2 \$n/dev/stderr
 mount -t devpts devpts \$n/dev/pts
 mount -t tmpfs -o mode=1777 shm \$n/dev/shm
 mount -t tracefs tracefs \$n/sys/kernel/tracing
