@@ -142,16 +142,15 @@ fi
 fi # quick
 
 # The tracee dying under us: rseqdbg ends cleanly.
-# Killed once it is being stepped (its main thread seen in a tracing stop).
+# Killed once it is being stepped (a passage reported; a tracing stop alone may still be the
+# attach, which stops every thread once).
 "$WL" --mode counter --seconds 600 --out "$TMP/r5" &
 p=$!
 wait_tasks $p 2
-"$RSEQDBG" step --pid $p --quiet --json >"$TMP/s5.json" 2>&1 &
+"$RSEQDBG" step --pid $p --tid "$(ls /proc/$p/task | sort -n | sed -n 2p)" --quiet --json \
+	>"$TMP/s5.json" 2>&1 &
 d=$!
-for _ in $(seq 1200); do
-	grep -q '^State:[[:space:]]*t' /proc/$p/status 2>/dev/null && break
-	sleep 0.05
-done
+wait_grep '"type":"passage"' "$TMP/s5.json"
 kill -KILL $p
 wait $d
 rc=$?
