@@ -171,6 +171,13 @@ int resume_cur(struct stepper *st, enum how how, int sig)
 	return how == HOW_STEP ? rd_pt_singlestep(&st->tr, t, sig) : rd_pt_cont(&st->tr, t, sig);
 }
 
+unsigned int ms_until(uint64_t deadline)
+{
+	uint64_t now = now_ns();
+
+	return now >= deadline ? 1 : (unsigned int)((deadline - now + 999999) / 1000000);
+}
+
 /*
  * Wait for the stepped thread to stop with something for the caller: a trap, a signal, an
  * exec, its end (RD_EV_EXITED), or RD_EV_NONE on timeout or a quit request. Events of other
@@ -179,10 +186,12 @@ int resume_cur(struct stepper *st, enum how how, int sig)
 int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
 	     bool want_stop)
 {
+	/* The bound holds from the call: events handled on the way do not extend it. */
+	uint64_t deadline = timeout_ms ? now_ns() + timeout_ms * 1000000ull : 0;
 	int ret;
 
 	for (;;) {
-		ret = rd_pt_wait(&st->tr, ev, timeout_ms);
+		ret = rd_pt_wait(&st->tr, ev, deadline ? ms_until(deadline) : 0);
 		if (ret < 0)
 			return ret;
 		if (ev->kind == RD_EV_NONE)

@@ -127,7 +127,7 @@ static void note_result(struct stepper *st, struct section *s, enum result r)
 enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
 			   size_t nother)
 {
-	uint64_t stops0 = cur(st)->stops, t0, bp = 0;
+	uint64_t stops0 = cur(st)->stops, t0, deadline, bp = 0;
 	enum result r = RES_NONE;
 	struct rd_event ev;
 	bool net = false;
@@ -138,11 +138,13 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 	if (plant_exits(st, s, other, nother, retries))
 		return STEP_ERR;
 	t0 = now_ns();
+	deadline = t0 + SAFETY_NET_MS * 1000000ull;
 	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
 		return cur_lost(st);
 	st->cur_sig = 0;
 	for (;;) {
-		ret = wait_cur(st, &ev, SAFETY_NET_MS, HOW_CONT, net);
+		/* The bound holds from the resume: events on the way (signals) do not extend it. */
+		ret = wait_cur(st, &ev, net ? SAFETY_NET_MS : ms_until(deadline), HOW_CONT, net);
 		if (ret < 0)
 			return cur_lost(st);
 		if (ev.kind == RD_EV_NONE) {
@@ -187,6 +189,7 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 				/* Still running the section (slow or preempted): resuming aborts it
 				 * and the abort breakpoint takes the thread. */
 				net = false;
+				deadline = now_ns() + SAFETY_NET_MS * 1000000ull;
 				resume_cur(st, HOW_CONT, 0);
 				continue;
 			}

@@ -158,6 +158,8 @@ void check_rseq_cs(struct stepper *st);
 void compute_exits(struct stepper *st, struct section *s);
 
 /* loop.c */
+/* Milliseconds left until deadline (a now_ns() time), at least 1: 0 would wait for ever. */
+unsigned int ms_until(uint64_t deadline);
 void set_cur(struct stepper *st, struct rd_thread *t);
 struct rd_thread *cur(struct stepper *st);
 void report_if_inside(struct stepper *st, pid_t tid);

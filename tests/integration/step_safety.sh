@@ -103,6 +103,23 @@ PY
 	fi
 fi
 
+# The bound holds while other threads keep the stepper busy. A second thread signals itself
+# every 20 ms, each signal an event the stepper handles while it waits for the stepped one:
+# regression, each such event started the 200 ms over, the parked thread was never found and
+# rseqdbg waited for ever (as under a Go program's runtime signals).
+timeout 60 "$RSEQDBG" step --json --from si_indirect --count 1000000 --detach -- \
+	"$SI" --iters 8 --every 4 --park --noise-us 20000 --out "$TMP/sn.rep" >"$TMP/sn.json" \
+	2>"$TMP/sn.err"
+rc=$?
+nets=$(grep -c '"type":"safety-net"' "$TMP/sn.json")
+if [ $rc -eq 0 ] && [ "$(kv "$TMP/sn.rep" result)" = ok ] &&
+	[ "$nets" = "$(kv "$TMP/sn.rep" exits)" ]; then
+	pass "step safety net with another thread's signals every 20 ms: $nets lost passages found"
+else
+	fail "step safety net with another thread's signals every 20 ms" \
+		"rc=$rc, $nets safety-net events, workload: $(tr '\n' ' ' <"$TMP/sn.rep" 2>/dev/null) $(head -c 200 "$TMP/sn.err")"
+fi
+
 # --- --no-signals --------------------------------------------------------------------------
 # run_sig NAME OPTS...: step the worker from its first instruction; its timer signals every
 # millisecond target it alone, all while it is stepped.

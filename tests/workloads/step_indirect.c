@@ -11,10 +11,14 @@
  * debugger's safety net finds the thread outside the section before it enters it again.
  * Without a tracer --park never returns: use it only under one.
  *
+ * --noise-us N: a second thread signals itself every N microseconds (SIGUSR1, an empty
+ * handler) until the operations are done: under a tracer each signal is a stop of a thread
+ * other than the stepped one, an event the debugger handles while it waits.
+ *
  * At the end the code of the section's function, as mapped, is compared with the same bytes of
  * the executable file: a debugger that left a breakpoint in it shows as text=differs.
  *
- * Usage: step_indirect [--iters N] [--every K] [--park] [--out FILE]
+ * Usage: step_indirect [--iters N] [--every K] [--park] [--noise-us N] [--out FILE]
  * Exit status: 0 result=ok, 1 result=FAIL, 2 bad usage or setup error.
  */
 #define _GNU_SOURCE
@@ -22,6 +26,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rseq_workload.h"
@@ -127,6 +134,27 @@ static bool text_same(void)
 	return memcmp(buf, (const void *)tc.start, tc.len) == 0;
 }
 
+static volatile int noise_done;
+static uint64_t noise_us;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* The second thread of --noise-us: a signal to itself every noise_us until the end. */
+static void *noise(void *arg)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	(void)arg;
+	while (!noise_done) {
+		usleep((useconds_t)noise_us);
+		syscall(SYS_tgkill, getpid(), tid, SIGUSR1);
+	}
+	return NULL;
+}
+
 /* Wait until this thread has been stopped (or blocked) once. */
 static void park(void)
 {
@@ -139,9 +167,13 @@ static void park(void)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"iters", required_argument, NULL, 'i'}, {"every", required_argument, NULL, 'e'},
-	    {"park", no_argument, NULL, 'p'},	     {"out", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},	     {0},
+	    {"iters", required_argument, NULL, 'i'},
+	    {"every", required_argument, NULL, 'e'},
+	    {"park", no_argument, NULL, 'p'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"noise-us", required_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	uint64_t iters = 64, every = 4, ops, want_exits = 0, sum = 0, parks = 0;
 	struct wl_counts *c = &thread.cnt[0];
@@ -149,6 +181,7 @@ int main(int argc, char **argv)
 	bool do_park = false, same;
 	char why[256] = "";
 	FILE *out = stdout;
+	pthread_t noiser;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -167,13 +200,17 @@ int main(int argc, char **argv)
 		case 'o':
 			outpath = optarg;
 			break;
+		case 'n':
+			noise_us = parse_u64("--noise-us", optarg);
+			break;
 		case 'h':
 			printf(
-			    "Usage: step_indirect [--iters N] [--every K] [--park] [--out FILE]\n");
+			    "Usage: step_indirect [--iters N] [--every K] [--park] [--noise-us N] "
+			    "[--out FILE]\n");
 			return 0;
 		default:
 			fprintf(stderr, "Usage: step_indirect [--iters N] [--every K] [--park] "
-					"[--out FILE]\n");
+					"[--noise-us N] [--out FILE]\n");
 			return 2;
 		}
 	}
@@ -188,6 +225,11 @@ int main(int argc, char **argv)
 	}
 	thread.rseq = (char *)__builtin_thread_pointer() + __rseq_offset;
 	thread.pcpu = pcpu;
+	if (noise_us) {
+		signal(SIGUSR1, on_usr1);
+		if (pthread_create(&noiser, NULL, noise, NULL))
+			die("pthread_create failed");
+	}
 
 	for (ops = 0; ops < iters; ops++) {
 		uint64_t leave = ops % every == 0;
@@ -200,6 +242,10 @@ int main(int argc, char **argv)
 			park();
 			parks++;
 		}
+	}
+	if (noise_us) {
+		noise_done = 1;
+		pthread_join(noiser, NULL);
 	}
 
 	same = text_same();
