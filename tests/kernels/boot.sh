@@ -34,7 +34,8 @@ BUSYBOX=${BUSYBOX:-/bin/busybox}
 for t in "$QEMU" "$VIRTIOFSD" "$BUSYBOX"; do
 	command -v "$t" >/dev/null || kdie "$t missing (scripts/deps.sh kernels)"
 done
-"$BUSYBOX" --list 2>/dev/null | grep -qx switch_root || kdie "$BUSYBOX is not busybox"
+# not "| grep -q": under pipefail, busybox writing after grep quit (SIGPIPE) fails the test
+grep -x switch_root <<<"$("$BUSYBOX" --list 2>/dev/null)" >/dev/null || kdie "$BUSYBOX is not busybox"
 ldd "$BUSYBOX" >/dev/null 2>&1 && kdie "$BUSYBOX is not static (busybox-static)"
 
 line=$(klines "$name" | head -n 1)
