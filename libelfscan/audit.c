@@ -987,7 +987,8 @@ static bool bit(const struct ctx *c, uint64_t addr)
 	for (size_t i = 0; i < c->nx; i++) {
 		size_t k;
 
-		if (addr < c->x[i].lo || addr >= c->x[i].hi)
+		/* A range whose bytes could not be read has no bits (sweep skips it). */
+		if (!c->x[i].bytes || addr < c->x[i].lo || addr >= c->x[i].hi)
 			continue;
 		k = c->xoff[i] + (addr - c->x[i].lo);
 		return c->starts[k / 8] & (1u << (k % 8));
