@@ -21,12 +21,13 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 }
 
 /* Breakpoints at the exits of section s and at the other successors of the current
- * instruction; with retries, at its commit and those successors only. 0, or EXIT_ERROR
- * (reported) with none planted. */
+ * instruction; with retries, at its commit and those successors only. 0, -ESRCH when the
+ * thread is gone, or EXIT_ERROR (reported) with none planted. */
 static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other, size_t nother,
 		       bool retries)
 {
 	size_t first = retries ? s->nexits : 0;
+	rd_regs_t regs;
 	uint64_t bp;
 	int ret;
 
@@ -56,6 +57,9 @@ static int plant_exits(struct stepper *st, struct section *s, const uint64_t *ot
 	if (!ret)
 		return 0;
 	rd_bp_remove_all();
+	/* Killed meanwhile: its memory is gone (EIO), which is the end, not an error. */
+	if (rd_pt_getregs(st->cur_tid, &regs) < 0)
+		return -ESRCH;
 	return rd_error("cannot plant a breakpoint at %#" PRIx64
 			" %s, around the section at %#" PRIx64 ": %s",
 			bp, place(st, bp), s->start, plant_error(ret));
@@ -135,7 +139,10 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 	rd_regs_t regs;
 	int ret;
 
-	if (plant_exits(st, s, other, nother, retries))
+	ret = plant_exits(st, s, other, nother, retries);
+	if (ret == -ESRCH)
+		return cur_lost(st);
+	if (ret)
 		return STEP_ERR;
 	t0 = now_ns();
 	deadline = t0 + SAFETY_NET_MS * 1000000ull;
