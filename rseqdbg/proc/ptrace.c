@@ -225,7 +225,16 @@ static int seize_tasks(struct rd_tracee *tr)
 	return ret < 0 ? ret : added;
 }
 
-#define RD_SETTLE_MAX 4096 /* threads whose group-stop settle() keeps */
+/* Threads may be created while we seize: passes until one finds none new. 0 or -errno. */
+static int seize_all(struct rd_tracee *tr)
+{
+	int ret;
+
+	do {
+		ret = seize_tasks(tr);
+	} while (ret > 0);
+	return ret;
+}
 
 static bool any_running(const struct rd_tracee *tr)
 {
@@ -245,7 +254,6 @@ static bool any_running(const struct rd_tracee *tr)
  */
 static int settle(struct rd_tracee *tr)
 {
-	bool group_stop[RD_SETTLE_MAX] = {false};
 	struct rd_event ev;
 	int ret;
 
@@ -258,18 +266,16 @@ static int settle(struct rd_tracee *tr)
 			continue;
 		if (ev.kind == RD_EV_SIGNAL)
 			t->pending_sig = ev.sig;
-		else if (ev.kind == RD_EV_STOP && ev.sig != SIGTRAP && t - tr->t < RD_SETTLE_MAX)
-			group_stop[t - tr->t] = true;
+		else if (ev.kind == RD_EV_STOP && ev.sig != SIGTRAP)
+			t->group_stop = true;
 	}
-	do {
-		ret = seize_tasks(tr);
-	} while (ret > 0);
+	ret = seize_all(tr);
 	for (size_t i = 0; i < tr->nt; i++) {
 		struct rd_thread *t = &tr->t[i];
 
 		if (t->state != RD_T_STOPPED)
 			continue;
-		if (i < RD_SETTLE_MAX && group_stop[i]) {
+		if (t->group_stop) {
 			/* Stopped by the program's own SIGSTOP: it reports when continued. */
 			if (ptrace(PTRACE_LISTEN, t->tid, 0, 0) == 0)
 				t->state = RD_T_RUNNING;
@@ -290,10 +296,7 @@ int rd_pt_attach(struct rd_tracee *tr, pid_t pid)
 		rd_seterr("no process %d", pid);
 		return -ESRCH;
 	}
-	/* Threads may be created while we seize: loop until a pass finds none new. */
-	do {
-		ret = seize_tasks(tr);
-	} while (ret > 0);
+	ret = seize_all(tr);
 	if (ret == 0 && tr->nt > 0)
 		ret = settle(tr);
 	if (ret == 0 && tr->nt == 0) {

@@ -23,6 +23,7 @@ struct rd_thread {
 	enum rd_tstate state;
 	int pending_sig; /* delivered on the next resume or at detach */
 	bool held;	 /* stopped at one of our breakpoints until they are removed */
+	bool group_stop; /* stopped by the program's own stop signal (seen at attach) */
 	bool stepping;	 /* single-stepped: its next trap needs no siginfo */
 	bool last_step;	 /* last resumed by PTRACE_SINGLESTEP */
 	uint64_t stops;	 /* ptrace stops of this thread */
