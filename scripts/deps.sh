@@ -4,7 +4,7 @@
 # (apt-get update first); otherwise it prints the command to run and fails.
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
 #                             readelf, objdump and nm, python3, pkg-config,
-#                             strace)
+#                             strace, and prometheus with its promtool for the exporter's)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
@@ -14,7 +14,7 @@
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev gdb binutils python3 strace"
+libcapstone-dev libmicrohttpd-dev gdb binutils python3 strace prometheus"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace" ;;
