@@ -257,8 +257,9 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The processes s names, sorted, without repeats; 0 or -ENOMEM. */
-static int live_pids(const struct rd_summary *s, pid_t **res, size_t *n)
+/* The processes s names but dead (sorted), sorted, without repeats; 0 or -ENOMEM. */
+static int live_pids(const struct rd_summary *s, const pid_t *dead, size_t ndead, pid_t **res,
+		     size_t *n)
 {
 	pid_t *v = malloc((s->nsections + s->nprocs + 1) * sizeof(*v));
 	size_t k = 0, j = 0;
@@ -271,7 +272,8 @@ static int live_pids(const struct rd_summary *s, pid_t **res, size_t *n)
 		v[k++] = (pid_t)s->procs[i].pid;
 	qsort(v, k, sizeof(*v), cmp_pid);
 	for (size_t i = 0; i < k; i++)
-		if (!j || v[j - 1] != v[i])
+		if ((!j || v[j - 1] != v[i]) &&
+		    !(ndead && bsearch(&v[i], dead, ndead, sizeof(*dead), cmp_pid)))
 			v[j++] = v[i];
 	*res = v;
 	*n = j;
@@ -308,8 +310,7 @@ static int refresh(struct exporter *e)
 		rd_metrics_forget(e->m, dead, ndead);
 		free(e->live);
 		e->live = NULL;
-		err = live_pids(&s, &e->live, &e->nlive);
-		/* Forgotten ones may still be listed: they are checked again next time. */
+		err = live_pids(&s, dead, ndead, &e->live, &e->nlive);
 	}
 	rd_summary_free(&s);
 	free(dead);
