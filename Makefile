@@ -9,7 +9,7 @@
 #   make demo           run rseqdbg on the bundled example
 #   make bench          benchmarks against readelf, gdb and bpftrace
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
-#   make install        PREFIX=/usr/local DESTDIR=
+#   make install        PREFIX=/usr/local DESTDIR= (UNITDIR: the systemd unit's directory)
 #   make format-check   fail on a C file .clang-format would change (make format changes it)
 #   SANITIZE=address,undefined   sanitizer build into build-san/
 #   BUILD=dir           out-of-tree build directory
@@ -22,6 +22,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCDIR     ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
 
 CC         ?= cc
 CLANG      ?= clang
@@ -66,7 +67,7 @@ WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 	format-check
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
+all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc $(BUILD)/rseqdbg-exporter.service
 
 # --- library ---------------------------------------------------------------
 # The archive exports only what the public headers declare (elfscan_*): the objects are
@@ -86,6 +87,12 @@ $(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in FORCE
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@.tmp
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# The service runs the rseqdbg this make invocation installs.
+$(BUILD)/rseqdbg-exporter.service: scripts/rseqdbg-exporter.service.in FORCE
+	@mkdir -p $(@D)
+	sed -e 's|@BINDIR@|$(BINDIR)|' $< > $@.tmp
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 FORCE:
@@ -183,7 +190,8 @@ deps:
 # --- install -----------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
 	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
 	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
@@ -191,6 +199,7 @@ install: all
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 scripts/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
+	install -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
@@ -199,6 +208,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
 	rm -rf $(DESTDIR)$(DATADIR)
+	rm -f $(DESTDIR)$(UNITDIR)/rseqdbg-exporter.service
 
 # Every C source and header but the generated bpf/vmlinux.h.
 FORMAT_SRCS = $(sort $(LIB_SRCS) $(CLI_SRCS) $(wildcard libelfscan/*.h rseqdbg/*.h rseqdbg/*/*.h \
