@@ -39,6 +39,7 @@ struct rd_metrics {
 	uint64_t exited;		 /* processes forgotten */
 	struct rt_stats total;
 	struct rt_cpu *cpus;
+	uint64_t *cpu_signals;
 	int ncpus;
 	uint64_t skipped[3]; /* fixup, backup, event programs */
 };
@@ -94,6 +95,7 @@ void rd_metrics_free(struct rd_metrics *m)
 	tdestroy(m->series_tree, free_series);
 	free(m->series);
 	free(m->cpus);
+	free(m->cpu_signals);
 	free(m);
 }
 
@@ -216,14 +218,22 @@ static int add_section(struct rd_metrics *m, const struct rd_sum_section *e)
 int rd_metrics_update(struct rd_metrics *m, const struct rd_summary *s)
 {
 	if (!m->cpus || m->ncpus != s->ncpus) {
-		struct rt_cpu *c = realloc(m->cpus, (s->ncpus > 0 ? s->ncpus : 1) * sizeof(*c));
+		size_t n = s->ncpus > 0 ? (size_t)s->ncpus : 1;
+		struct rt_cpu *c = realloc(m->cpus, n * sizeof(*c));
+		uint64_t *sig;
 
 		if (!c)
 			return -ENOMEM;
 		m->cpus = c;
+		sig = realloc(m->cpu_signals, n * sizeof(*sig));
+		if (!sig)
+			return -ENOMEM;
+		m->cpu_signals = sig;
 		m->ncpus = s->ncpus;
 	}
 	memcpy(m->cpus, s->cpus, (size_t)s->ncpus * sizeof(*m->cpus));
+	for (int c = 0; c < s->ncpus; c++)
+		m->cpu_signals[c] = s->percpu_stats[c].signals;
 	m->total = s->total;
 	m->skipped[0] = s->fixup_skipped;
 	m->skipped[1] = s->backup_skipped;
@@ -372,6 +382,12 @@ static void write_percpu(const struct rd_metrics *m, enum rd_metrics_format fmt,
 				(uint64_t) *
 				    (const __u64 *)((const char *)&m->cpus[c] + fam[k].off));
 	}
+	/* Counted on the CPU the signal was delivered on. */
+	family(f, fmt, "rseq_percpu_signals", "counter",
+	       "Signals delivered to traced threads, by CPU.");
+	for (int c = 0; c < m->ncpus; c++)
+		fprintf(f, "rseq_percpu_signals_total{cpu=\"%d\"} %" PRIu64 "\n", c,
+			m->cpu_signals[c]);
 }
 
 static void write_self(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)

@@ -180,12 +180,14 @@ assert n == 2, "%d processes forgotten, 2 exited" % n' "$TMP" "$EPORT"; then
 else
 	fail "exporter: exited processes leave the maps, their counts stay in their series" "$why"
 fi
-check "exporter --per-cpu: the per-CPU aborts add up to the aborts" python3 -c '
+check "exporter --per-cpu: the per-CPU aborts and signals add up to the totals" python3 -c '
 import sys; sys.path.insert(0, sys.argv[1]); from om import *
 s = parse(scrape(sys.argv[2])[1])
 a = one(s, "rseq_aborts_total") + one(s, "rseqdbg_aborts_unattributed_total")
 p = one(s, "rseq_percpu_aborts_total")
-assert a == p and a > 0, (a, p)' "$TMP" "$EPORT"
+assert a == p and a > 0, (a, p)
+g, q = one(s, "rseq_signals_total"), one(s, "rseq_percpu_signals_total")
+assert g == q and g > 0, (g, q)' "$TMP" "$EPORT"
 want=$("$RSEQDBG" trace --check | sed -n 's/^mode: \([a-z-]*\): .*/\1/p')
 check "exporter: rseqdbg_info names the mode ($want) and the kernel" python3 -c '
 import os, sys; sys.path.insert(0, sys.argv[1]); from om import *
