@@ -129,6 +129,9 @@ PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
+METRICS_OBJS = $(TOOL_UNIT_OBJS) $(BUILD)/obj/rseqdbg/trace/metrics.o
+$(BUILD)/tests/test_metrics: $(METRICS_OBJS)
+$(BUILD)/tests/test_metrics: EXTRA_OBJS = $(METRICS_OBJS)
 $(BUILD)/tests/test_planner: $(PLANNER_OBJS)
 $(BUILD)/tests/test_planner: EXTRA_OBJS = $(PLANNER_OBJS)
 
