@@ -7,7 +7,7 @@
 #   make check-kernels  the privileged tests again on each kernel of tests/kernels/list,
 #                       booted under QEMU (KERNEL_TESTS, KERNEL_TIMEOUT: tests/kernels/matrix.sh)
 #   make demo           run rseqdbg on the bundled example
-#   make bench          benchmarks against readelf, gdb and bpftrace
+#   make bench          benchmarks against readelf, gdb, bpftrace and node_exporter
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
 #   make install        PREFIX=/usr/local DESTDIR= (UNITDIR: the systemd unit's directory)
 #   make format-check   fail on a C file .clang-format would change (make format changes it)

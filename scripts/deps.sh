@@ -5,7 +5,7 @@
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
 #                             readelf, objdump and nm, python3, pkg-config,
 #                             strace, and prometheus with its promtool for the exporter's)
-#   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace
+#   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
@@ -17,7 +17,7 @@ PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpfto
 libcapstone-dev libmicrohttpd-dev gdb binutils python3 strace prometheus"
 case "${1:-}" in
 "") ;;
-bench) PKGS="$PKGS bpftrace" ;;
+bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;
 fuzz) PKGS="$PKGS libclang-rt-14-dev" ;;
 format) PKGS="$PKGS clang-format" ;;
 kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;
