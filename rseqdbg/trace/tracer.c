@@ -150,7 +150,13 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	ret = make_config(o, t, &cfg);
 	if (ret)
 		goto fail;
-	skel = rseqtrace_bpf__open();
+	/* Every type the programs read is the kernel's own. Named, its BTF is the only one
+	 * libbpf searches: a type this kernel lacks (struct rseq_data before 6.19) would else
+	 * send it through the modules' BTF, whose listing needs CAP_SYS_ADMIN, beyond the
+	 * CAP_BPF and CAP_PERFMON a service is given. */
+	skel = rseqtrace_bpf__open_opts(
+	    &(struct bpf_object_open_opts){.sz = sizeof(struct bpf_object_open_opts),
+					   .btf_custom_path = "/sys/kernel/btf/vmlinux"});
 	if (!skel) {
 		ret = -errno;
 		rd_seterr("opening the BPF object failed: %s", strerror(errno));

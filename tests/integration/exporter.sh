@@ -114,11 +114,13 @@ def compare(mine, theirs, skips):
     return ''
 PY
 
-# start_exporter NAME ARGS...: runs it, waits for its ready line; sets EPID, EPORT.
+# start_exporter NAME ARGS...: runs it (under the command in WRAP, if any), waits for its
+# ready line; sets EPID, EPORT.
+WRAP=()
 start_exporter() {
 	local name=$1
 	shift
-	"$RSEQDBG" exporter "$@" 2>"$TMP/$name.err" &
+	"${WRAP[@]}" "$RSEQDBG" exporter "$@" 2>"$TMP/$name.err" &
 	EPID=$!
 	PIDS+=("$EPID")
 	if ! wait_grep 'exporter: ready' "$TMP/$name.err"; then
@@ -236,6 +238,34 @@ try:
 except ConnectionRefusedError:
     sys.exit(0)
 sys.exit(1)' "$EPORT"
+
+# --- with only the capabilities the service keeps ---------------------------------------
+# As systemd runs the unit: root, its capabilities cut down to CapabilityBoundingSet=. Loading
+# must not need more on any kernel, whichever of the types the programs look for it lacks.
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$TOP/scripts/rseqdbg-exporter.service.in" |
+	tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+if [ -z "$caps" ]; then
+	fail "exporter with the service's capabilities" "no CapabilityBoundingSet= in the unit"
+elif ! command -v setpriv >/dev/null; then
+	skip "exporter with the service's capabilities" "needs setpriv"
+else
+	WRAP=(setpriv --bounding-set="-all,$caps" --no-new-privs)
+	start_exporter caps --listen 127.0.0.1:0 --comm "$COMM"
+	WRAP=()
+	if [ -z "$EPORT" ]; then
+		fail "exporter with the service's capabilities ($caps) attaches" "$(cat "$TMP/caps.err")"
+	else
+		"$WL" --mode all --signal-us 200 --seconds 1 --out "$TMP/r4.txt" 2>/dev/null
+		if why=$(check_aborts "$EPORT" "$TMP/r4.txt"); then
+			pass "exporter with the service's capabilities ($caps): the workload's counts"
+		else
+			fail "exporter with the service's capabilities ($caps): the workload's counts" "$why"
+		fi
+		kill -TERM "$EPID"
+		wait "$EPID"
+		check "exporter with the service's capabilities: SIGTERM ends it with status 0" test $? -eq 0
+	fi
+fi
 
 # --- the series limit, a port in use ------------------------------------------------------
 if ! quick; then
