@@ -7,9 +7,9 @@
 #   make check-kernels  the privileged tests again on each kernel of tests/kernels/list,
 #                       booted under QEMU (KERNEL_TESTS, KERNEL_TIMEOUT: tests/kernels/matrix.sh)
 #   make demo           run rseqdbg on the bundled example
-#   make bench          benchmarks against readelf, gdb and bpftrace
+#   make bench          benchmarks against readelf, gdb, bpftrace and node_exporter
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
-#   make install        PREFIX=/usr/local DESTDIR=
+#   make install        PREFIX=/usr/local DESTDIR= (UNITDIR: the systemd unit's directory)
 #   make format-check   fail on a C file .clang-format would change (make format changes it)
 #   SANITIZE=address,undefined   sanitizer build into build-san/
 #   BUILD=dir           out-of-tree build directory
@@ -22,6 +22,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCDIR     ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
 
 CC         ?= cc
 CLANG      ?= clang
@@ -44,7 +45,7 @@ WARNFLAGS  := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -W
 CPPFLAGS   += -D_GNU_SOURCE -DRSEQDBG_VERSION='"$(VERSION)"' -DRSEQDBG_DATADIR='"$(DATADIR)"' \
 	      -Ilibelfscan -Irseqdbg -Ibpf -I$(BUILD)/bpf -I/usr/include/capstone -MMD -MP
 ALL_CFLAGS := $(CFLAGS) $(WARNFLAGS) $(SANFLAGS) -std=gnu11
-LIBS       := -lbpf -ldw -lelf -lcapstone -lz -lpthread
+LIBS       := -lbpf -ldw -lelf -lcapstone -lmicrohttpd -lz -lpthread
 LDFLAGS    += $(SANFLAGS)
 
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
@@ -66,7 +67,7 @@ WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 	format-check
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc
+all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc $(BUILD)/rseqdbg-exporter.service
 
 # --- library ---------------------------------------------------------------
 # The archive exports only what the public headers declare (elfscan_*): the objects are
@@ -86,6 +87,12 @@ $(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in FORCE
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@.tmp
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# The service runs the rseqdbg this make invocation installs.
+$(BUILD)/rseqdbg-exporter.service: scripts/rseqdbg-exporter.service.in FORCE
+	@mkdir -p $(@D)
+	sed -e 's|@BINDIR@|$(BINDIR)|' $< > $@.tmp
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 FORCE:
@@ -122,6 +129,9 @@ PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
+METRICS_OBJS = $(TOOL_UNIT_OBJS) $(BUILD)/obj/rseqdbg/trace/metrics.o
+$(BUILD)/tests/test_metrics: $(METRICS_OBJS)
+$(BUILD)/tests/test_metrics: EXTRA_OBJS = $(METRICS_OBJS)
 $(BUILD)/tests/test_planner: $(PLANNER_OBJS)
 $(BUILD)/tests/test_planner: EXTRA_OBJS = $(PLANNER_OBJS)
 
@@ -183,7 +193,8 @@ deps:
 # --- install -----------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
 	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
 	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
@@ -191,6 +202,7 @@ install: all
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 scripts/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
+	install -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
@@ -199,6 +211,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
 	rm -rf $(DESTDIR)$(DATADIR)
+	rm -f $(DESTDIR)$(UNITDIR)/rseqdbg-exporter.service
 
 # Every C source and header but the generated bpf/vmlinux.h.
 FORMAT_SRCS = $(sort $(LIB_SRCS) $(CLI_SRCS) $(wildcard libelfscan/*.h rseqdbg/*.h rseqdbg/*/*.h \

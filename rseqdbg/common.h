@@ -49,6 +49,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 
 /* Recreate rd.jw to match rd.pretty once a command has parsed its own options.
  * Returns EXIT_OK, or EXIT_ERROR (reported) when out of memory. */

@@ -19,6 +19,7 @@ static const struct cmd {
     {"step", cmd_step, "single-step a program, stepping over critical sections"},
     {"trace", cmd_trace, "trace rseq aborts, migrations and cpu_id updates live (eBPF)"},
     {"stat", cmd_stat, "run a command and summarize its rseq activity (eBPF)"},
+    {"exporter", cmd_exporter, "export rseq counters to Prometheus (eBPF, OpenMetrics)"},
 };
 
 static void usage(FILE *f)
@@ -28,7 +29,7 @@ static void usage(FILE *f)
 		   "       rseqdbg --version\n\n"
 		   "Debugging and tracing for Linux restartable sequences (rseq).\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-7s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nExit status: 0 success, 1 checks failed (audit), 2 error.\n"
 		   "See rseqdbg(1) and rseqdbg-COMMAND(1).\n");
 }

@@ -136,11 +136,8 @@ int cmd_stat(int argc, char **argv)
 	ret = parse_opts(argc, argv, &output, &top);
 	if (ret)
 		return ret < 0 ? rd_opt_exit(ret) : ret;
-	missing = rd_tracer_privilege_missing();
-	if (missing)
-		return rd_error("%s", missing);
 	rd_features_probe(&f);
-	missing = rd_features_missing(&f);
+	missing = rd_tracer_unavailable(&f);
 	if (missing)
 		return rd_error("%s", missing);
 	if (output) {

@@ -16,8 +16,6 @@
 #include "trace/output.h"
 #include "trace/tracer.h"
 
-#define MAX_FILTER 64
-
 static void usage(FILE *f)
 {
 	fprintf(
@@ -100,25 +98,11 @@ static uint64_t mono_ms(void)
 /* What the command line asks for, besides the tracer's own options. */
 struct trace_args {
 	struct rd_tracer_opts o;
-	pid_t pids[MAX_FILTER], tids[MAX_FILTER];
+	pid_t pids[RD_MAX_FILTER], tids[RD_MAX_FILTER];
 	double interval, duration;
 	unsigned long long top;
 	bool check;
 };
-
-static int add_pid_filter(struct trace_args *a, int opt, const char *s)
-{
-	bool pid = opt == 'p';
-	size_t *n = pid ? &a->o.npids : &a->o.ntids;
-
-	if (*n >= MAX_FILTER)
-		return rd_error("at most %d --%s options", MAX_FILTER, pid ? "pid" : "tid");
-	if (rd_parse_pid(pid ? "--pid" : "--tid", pid ? "process" : "thread", s,
-			 pid ? &a->pids[*n] : &a->tids[*n]))
-		return EXIT_ERROR;
-	(*n)++;
-	return 0;
-}
 
 static int parse_ringbuf_size(const char *s, uint32_t *size)
 {
@@ -132,9 +116,7 @@ static int parse_ringbuf_size(const char *s, uint32_t *size)
 }
 
 enum {
-	O_COMM = 256,
-	O_CGROUP,
-	O_EVENTS,
+	O_EVENTS = 256,
 	O_SUMMARY,
 	O_INTERVAL,
 	O_DURATION,
@@ -151,16 +133,9 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 	switch (opt) {
 	case 'p':
 	case 't':
-		return add_pid_filter(a, opt, arg);
-	case O_COMM:
-		if (!*arg || strlen(arg) >= RT_COMM_LEN)
-			return rd_error("--comm: '%s' is not a command name (1 to %d bytes)", arg,
-					RT_COMM_LEN - 1);
-		a->o.comm = arg;
-		return 0;
-	case O_CGROUP:
-		a->o.cgroup = arg;
-		return 0;
+	case RD_FOPT_COMM:
+	case RD_FOPT_CGROUP:
+		return rd_filter_opt(&a->o, opt, arg);
 	case O_EVENTS:
 		if (parse_events(arg, &a->o.emit))
 			return rd_error("--events: '%s' is not a list of abort, migrate, update, "
@@ -200,8 +175,8 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"tid", required_argument, NULL, 't'},
-	    {"comm", required_argument, NULL, O_COMM},
-	    {"cgroup", required_argument, NULL, O_CGROUP},
+	    {"comm", required_argument, NULL, RD_FOPT_COMM},
+	    {"cgroup", required_argument, NULL, RD_FOPT_CGROUP},
 	    {"events", required_argument, NULL, O_EVENTS},
 	    {"summary", no_argument, NULL, O_SUMMARY},
 	    {"interval", required_argument, NULL, O_INTERVAL},
@@ -260,9 +235,7 @@ static int settle_opts(struct trace_args *a, const struct rd_trace_out *c,
 	if (c->folded)
 		a->o.emit = 1u << RT_EV_ABORT;
 	a->o.stack = c->stack;
-	missing = rd_tracer_privilege_missing();
-	if (!missing)
-		missing = rd_features_missing(f);
+	missing = rd_tracer_unavailable(f);
 	return missing ? rd_error("%s", missing) : 0;
 }
 

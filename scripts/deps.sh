@@ -4,8 +4,8 @@
 # (apt-get update first); otherwise it prints the command to run and fails.
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
 #                             readelf, objdump and nm, python3, pkg-config,
-#                             strace)
-#   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace
+#                             strace, and prometheus with its promtool for the exporter's)
+#   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
@@ -14,10 +14,10 @@
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev gdb binutils python3 strace"
+libcapstone-dev libmicrohttpd-dev gdb binutils python3 strace prometheus"
 case "${1:-}" in
 "") ;;
-bench) PKGS="$PKGS bpftrace" ;;
+bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;
 fuzz) PKGS="$PKGS libclang-rt-14-dev" ;;
 format) PKGS="$PKGS clang-format" ;;
 kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;

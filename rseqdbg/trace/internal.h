@@ -50,7 +50,7 @@ struct rd_tracer {
 	size_t nfiles;
 	struct pidmap *pids;
 	size_t npids;
-	struct seccache *secs;
+	struct seccache **secs; /* each allocated alone: its info is handed out */
 	size_t nsecs;
 	struct elfscan_decoder *dec; /* insn.c: for files of dec_machine and dec_class */
 	uint16_t dec_machine;
@@ -60,5 +60,10 @@ struct rd_tracer {
 /* Free what symbols.c and insn.c keep in t. */
 void rd_tracer_syms_free(struct rd_tracer *t);
 void rd_tracer_insn_free(struct rd_tracer *t);
+/* Drop the mappings and sections of the processes pids (sorted) from the symbolizer. */
+void rd_tracer_syms_forget(struct rd_tracer *t, const pid_t *pids, size_t n);
+/* The section of (pid, start_ip) already symbolized, or NULL. */
+const struct rd_secinfo *rd_tracer_section_cached(struct rd_tracer *t, pid_t pid,
+						  uint64_t start_ip);
 
 #endif

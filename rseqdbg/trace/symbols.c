@@ -127,16 +127,40 @@ static struct symfile *resolve_by_maps(struct rd_tracer *t, pid_t pid, uint64_t 
 	return sf;
 }
 
+/* The cache entry of (pid, start_ip), or NULL. */
+static struct seccache *sec_find(struct rd_tracer *t, pid_t pid, uint64_t start_ip)
+{
+	for (size_t i = 0; i < t->nsecs; i++)
+		if (t->secs[i]->pid == pid && t->secs[i]->start_ip == start_ip)
+			return t->secs[i];
+	return NULL;
+}
+
+/* A new cache entry; allocated alone, so that the rd_secinfo handed out stays put. */
+static struct seccache *sec_add(struct rd_tracer *t, pid_t pid, uint64_t start_ip)
+{
+	struct seccache **v = realloc(t->secs, (t->nsecs + 1) * sizeof(*v));
+	struct seccache *c;
+
+	if (!v)
+		return NULL;
+	t->secs = v;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pid = pid;
+	c->start_ip = start_ip;
+	v[t->nsecs++] = c;
+	return c;
+}
+
 const struct rd_secinfo *rd_tracer_section(struct rd_tracer *t, pid_t pid, uint64_t start_ip,
 					   uint64_t kdev, uint64_t ino, uint64_t file_off)
 {
-	struct seccache *c = NULL, *v;
+	struct seccache *c = sec_find(t, pid, start_ip);
 	struct symfile *sf = NULL;
 	uint64_t link = 0;
 
-	for (size_t i = 0; i < t->nsecs; i++)
-		if (t->secs[i].pid == pid && t->secs[i].start_ip == start_ip)
-			c = &t->secs[i];
 	if (c && c->info.es)
 		return &c->info;
 	if (ino) {
@@ -153,16 +177,10 @@ const struct rd_secinfo *rd_tracer_section(struct rd_tracer *t, pid_t pid, uint6
 	}
 	if (!sf)
 		sf = resolve_by_maps(t, pid, start_ip, &link);
-	if (!c) {
-		v = realloc(t->secs, (t->nsecs + 1) * sizeof(*v));
-		if (!v)
-			return NULL;
-		t->secs = v;
-		c = &v[t->nsecs++];
-		memset(c, 0, sizeof(*c));
-		c->pid = pid;
-		c->start_ip = start_ip;
-	}
+	if (!c)
+		c = sec_add(t, pid, start_ip);
+	if (!c)
+		return NULL;
 	if (sf) {
 		c->info.es = sf->es;
 		c->info.module = sf->path;
@@ -170,6 +188,41 @@ const struct rd_secinfo *rd_tracer_section(struct rd_tracer *t, pid_t pid, uint6
 		rd_symbolize(sf->es, link, &c->info.loc);
 	}
 	return &c->info;
+}
+
+const struct rd_secinfo *rd_tracer_section_cached(struct rd_tracer *t, pid_t pid, uint64_t start_ip)
+{
+	struct seccache *c = sec_find(t, pid, start_ip);
+
+	return c && c->info.es ? &c->info : NULL;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void rd_tracer_syms_forget(struct rd_tracer *t, const pid_t *pids, size_t n)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < t->nsecs; i++) {
+		if (bsearch(&t->secs[i]->pid, pids, n, sizeof(*pids), cmp_pid))
+			free(t->secs[i]);
+		else
+			t->secs[j++] = t->secs[i];
+	}
+	t->nsecs = j;
+	j = 0;
+	for (size_t i = 0; i < t->npids; i++) {
+		if (bsearch(&t->pids[i].pid, pids, n, sizeof(*pids), cmp_pid))
+			free(t->pids[i].v);
+		else
+			t->pids[j++] = t->pids[i];
+	}
+	t->npids = j;
 }
 
 const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *buf, size_t len)
@@ -198,5 +251,7 @@ void rd_tracer_syms_free(struct rd_tracer *t)
 	for (size_t i = 0; i < t->npids; i++)
 		free(t->pids[i].v);
 	free(t->pids);
+	for (size_t i = 0; i < t->nsecs; i++)
+		free(t->secs[i]);
 	free(t->secs);
 }

@@ -150,7 +150,13 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	ret = make_config(o, t, &cfg);
 	if (ret)
 		goto fail;
-	skel = rseqtrace_bpf__open();
+	/* Every type the programs read is the kernel's own. Named, its BTF is the only one
+	 * libbpf searches: a type this kernel lacks (struct rseq_data before 6.19) would else
+	 * send it through the modules' BTF, whose listing needs CAP_SYS_ADMIN, beyond the
+	 * CAP_BPF and CAP_PERFMON a service is given. */
+	skel = rseqtrace_bpf__open_opts(
+	    &(struct bpf_object_open_opts){.sz = sizeof(struct bpf_object_open_opts),
+					   .btf_custom_path = "/sys/kernel/btf/vmlinux"});
 	if (!skel) {
 		ret = -errno;
 		rd_seterr("opening the BPF object failed: %s", strerror(errno));
@@ -235,6 +241,36 @@ int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ct
 	return ret == -EINTR ? 0 : ret < 0 ? ret : 0;
 }
 
+int rd_tracer_fd(const struct rd_tracer *t)
+{
+	return ring_buffer__epoll_fd(t->rb);
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void rd_tracer_forget(struct rd_tracer *t, const pid_t *pids, size_t n, const struct rd_summary *s)
+{
+	int fd_sec = bpf_map__fd(t->skel->maps.sections);
+	int fd_proc = bpf_map__fd(t->skel->maps.procs);
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < s->nsections; i++) {
+		pid_t pid = (pid_t)s->sections[i].key.tgid;
+
+		if (bsearch(&pid, pids, n, sizeof(*pids), cmp_pid))
+			bpf_map_delete_elem(fd_sec, &s->sections[i].key);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd_proc, &(__u32){(__u32)pids[i]});
+	rd_tracer_syms_forget(t, pids, n);
+}
+
 int rd_tracer_check(const struct rd_features *f)
 {
 	struct rd_tracer_opts o = {.emit = 1u << RT_EV_ABORT};
@@ -270,10 +306,10 @@ const struct rd_secinfo *rd_tracer_section_of(struct rd_tracer *t, pid_t pid, ui
 {
 	struct rt_section_key key = {.tgid = (__u32)pid, .start_ip = start_ip};
 	struct rt_section v = {};
+	const struct rd_secinfo *si = rd_tracer_section_cached(t, pid, start_ip);
 
-	for (size_t i = 0; i < t->nsecs; i++)
-		if (t->secs[i].pid == pid && t->secs[i].start_ip == start_ip && t->secs[i].info.es)
-			return &t->secs[i].info;
+	if (si)
+		return si;
 	bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.sections), &key, &v);
 	return rd_tracer_section(t, pid, start_ip, v.dev, v.ino, v.file_off);
 }

@@ -33,6 +33,15 @@ struct rd_tracer_opts {
 
 struct rd_tracer;
 
+/* The filter options shared by the commands that trace (-p, -t, --comm, --cgroup): their
+ * getopt values besides 'p' and 't', and their parser. o->pids and o->tids must have room for
+ * RD_MAX_FILTER each. Returns 0, or EXIT_ERROR after reporting. */
+#define RD_MAX_FILTER 64
+enum { RD_FOPT_COMM = 480, RD_FOPT_CGROUP }; /* below RD_OPT_PRETTY */
+int rd_filter_opt(struct rd_tracer_opts *o, int opt, const char *arg);
+/* What keeps the tracer from running here (privilege, then kernel features), or NULL. */
+const char *rd_tracer_unavailable(const struct rd_features *f);
+
 /* One event from the ring buffer, handed to the caller's callback. */
 typedef int (*rd_event_fn)(void *ctx, const struct rt_event *e);
 
@@ -47,6 +56,8 @@ int rd_tracer_check(const struct rd_features *f);
 /* Poll both ring buffers for up to timeout_ms; fn gets each event (may be NULL). */
 int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ctx);
 void rd_tracer_free(struct rd_tracer *t); /* detaches and unloads; NULL-safe */
+/* Readable when the ring buffers hold data: poll it, then rd_tracer_poll(t, 0, ...). */
+int rd_tracer_fd(const struct rd_tracer *t);
 
 /* Resolve start_ip of process pid (dev/ino/file_off from the kernel when known, else the
  * process' mappings); the result stays valid until the tracer is freed. */
@@ -66,6 +77,10 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 
 /* Read the maps into s (rd_summary_free() it). */
 int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s);
+/* The processes pids (sorted) had exited before s was read, so s holds their last counts:
+ * their sections and process entries leave the maps, making room for new processes, and
+ * the symbolizer forgets them. The rd_secinfo of their sections is freed. */
+void rd_tracer_forget(struct rd_tracer *t, const pid_t *pids, size_t n, const struct rd_summary *s);
 
 /* Open and attach the tracer (*t); with argv, run that command under it from its first
  * instruction: started held, put in the filter, released once the programs are attached

@@ -12,7 +12,7 @@ done
 
 longopts() { grep -oE -- '--[a-z][a-z0-9-]+' | sort -u; }
 
-for cmd in scan audit step trace stat; do
+for cmd in scan audit step trace stat exporter; do
 	page="$TOP/man/rseqdbg-$cmd.1"
 	if [ ! -f "$page" ]; then
 		fail "rseqdbg-$cmd.1 exists"

@@ -21,10 +21,20 @@ for f in bin/rseqdbg lib/libelfscan.a lib/pkgconfig/libelfscan.pc include/elfsca
 	include/elfscan-audit.h include/elfscan-decode.h share/man/man1/rseqdbg.1 \
 	share/man/man1/rseqdbg-scan.1 share/man/man1/rseqdbg-audit.1 share/man/man1/rseqdbg-step.1 \
 	share/man/man1/rseqdbg-trace.1 share/man/man1/rseqdbg-stat.1 share/man/man3/libelfscan.3 \
-	share/rseqdbg/rseqdbg-gdb.py; do
+	share/man/man1/rseqdbg-exporter.1 share/rseqdbg/rseqdbg-gdb.py \
+	lib/systemd/system/rseqdbg-exporter.service; do
 	check "installed $f" test -f "$root$prefix/$f"
 done
 check "pkg-config file names the PREFIX" grep -qx "prefix=$prefix" "$root$prefix/lib/pkgconfig/libelfscan.pc"
+unit="$root$prefix/lib/systemd/system/rseqdbg-exporter.service"
+check "the installed service runs the installed rseqdbg exporter" \
+	grep -qx "ExecStart=$prefix/bin/rseqdbg exporter \\\$RSEQDBG_EXPORTER_ARGS" "$unit"
+if command -v systemd-analyze >/dev/null; then
+	# Verified against a copy naming the binary where DESTDIR put it.
+	sed "s|$prefix/bin|$root$prefix/bin|" "$unit" >"$TMP/rseqdbg-exporter.service"
+	out=$(MANPATH="$root$prefix/share/man" systemd-analyze verify "$TMP/rseqdbg-exporter.service" 2>&1)
+	check "systemd-analyze verify: the service unit is valid${out:+ ($out)}" test -z "$out"
+fi
 check "installed rseqdbg runs" bash -c "\"$root$prefix/bin/rseqdbg\" --version >/dev/null"
 
 cat >"$TMP/count.c" <<'C'

@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* rseqdbg exporter: the tracer kept attached, its counters served to Prometheus (or any
+ * OpenMetrics reader) over HTTP, or written for node_exporter's textfile collector. */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <microhttpd.h>
+
+#include "common.h"
+#include "trace/metrics.h"
+#include "trace/tracer.h"
+
+#define DEFAULT_MAX_SERIES 5000
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "Usage: rseqdbg exporter [--listen ADDR:PORT] [--textfile PATH] [OPTIONS]\n\n"
+	    "Keep the rseq tracer attached and export its counters (aborts by command name,\n"
+	    "function, module and cause; migrations; cpu_id updates; signals) in the\n"
+	    "OpenMetrics or Prometheus text format. Runs until SIGTERM or SIGINT. Needs root,\n"
+	    "or CAP_BPF and CAP_PERFMON.\n\n"
+	    "Output (at least one):\n"
+	    "      --listen ADDR:PORT  serve /metrics over HTTP on ADDR:PORT (127.0.0.1:9810,\n"
+	    "                          [::1]:9810, :9810 for every address; port 0: any)\n"
+	    "      --textfile PATH     write the metrics to PATH every --interval, atomically,\n"
+	    "                          for node_exporter's textfile collector\n\n"
+	    "Filters (applied in the kernel, as in trace):\n"
+	    "  -p, --pid PID           trace process PID (repeatable)\n"
+	    "      --comm NAME         trace threads whose command name is NAME\n"
+	    "      --cgroup PATH       trace tasks in the cgroup v2 directory PATH or below it\n\n"
+	    "Options:\n"
+	    "      --interval S        read the maps, forget exited processes and write\n"
+	    "                          --textfile every S seconds (default 15); a scrape\n"
+	    "                          reads them too\n"
+	    "      --max-series N      rseq_aborts_total series at most (default %d); the\n"
+	    "                          aborts of further ones count in comm=\"(other)\"\n"
+	    "      --per-cpu           add the rseq_percpu_* counters, one series per CPU\n"
+	    "  -h, --help              print this help\n\n"
+	    "Once attached it prints one line on standard error saying where it serves.\n"
+	    "Exit status: 0 after SIGTERM or SIGINT, 2 on error.\n",
+	    DEFAULT_MAX_SERIES);
+}
+
+struct exporter_args {
+	struct rd_tracer_opts o;
+	pid_t pids[RD_MAX_FILTER];
+	const char *listen;
+	const char *textfile;
+	double interval;
+	unsigned long long max_series;
+	bool per_cpu;
+};
+
+/* The running exporter. lock serializes the tracer and the metrics between the main loop
+ * and the HTTP server's thread. */
+struct exporter {
+	struct rd_tracer *t;
+	struct rd_metrics *m;
+	pthread_mutex_t lock;
+	pid_t *live; /* processes in the maps at the last refresh, sorted */
+	size_t nlive;
+	const char *textfile;
+	char *tmpfile;
+	bool wrote; /* textfile is ours to remove */
+};
+
+enum { O_LISTEN = 256, O_TEXTFILE, O_INTERVAL, O_MAX_SERIES, O_PER_CPU };
+
+static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
+{
+	char *end;
+
+	switch (opt) {
+	case 'p':
+	case RD_FOPT_COMM:
+	case RD_FOPT_CGROUP:
+		return rd_filter_opt(&a->o, opt, arg);
+	case O_LISTEN:
+		a->listen = arg;
+		return 0;
+	case O_TEXTFILE:
+		if (!*arg)
+			return rd_error("--textfile: empty path");
+		a->textfile = arg;
+		return 0;
+	case O_INTERVAL:
+		errno = 0;
+		a->interval = strtod(arg, &end);
+		if (errno || end == arg || *end || !(a->interval >= 0.01 && a->interval < 1e7))
+			return rd_error("--interval: '%s' is not a number of seconds", arg);
+		return 0;
+	case O_MAX_SERIES:
+		if (!rd_parse_u64(arg, &a->max_series) || !a->max_series ||
+		    a->max_series > 10000000)
+			return rd_error("--max-series: '%s' is not a count from 1 to 10000000",
+					arg);
+		return 0;
+	case O_PER_CPU:
+		a->per_cpu = true;
+		return 0;
+	}
+	return EXIT_ERROR;
+}
+
+static int parse_opts(struct exporter_args *a, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"pid", required_argument, NULL, 'p'},
+	    {"comm", required_argument, NULL, RD_FOPT_COMM},
+	    {"cgroup", required_argument, NULL, RD_FOPT_CGROUP},
+	    {"listen", required_argument, NULL, O_LISTEN},
+	    {"textfile", required_argument, NULL, O_TEXTFILE},
+	    {"interval", required_argument, NULL, O_INTERVAL},
+	    {"max-series", required_argument, NULL, O_MAX_SERIES},
+	    {"per-cpu", no_argument, NULL, O_PER_CPU},
+	    {0},
+	};
+	static const struct rd_cmdline cl = {"p:", longopts, usage};
+	int opt, ret;
+
+	a->o.pids = a->pids;
+	a->interval = 15;
+	a->max_series = DEFAULT_MAX_SERIES;
+	while ((opt = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
+		if (opt < 0)
+			return rd_opt_exit(opt) == EXIT_OK ? -1 : EXIT_ERROR;
+		ret = exporter_opt(a, opt, optarg);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc)
+		return rd_error("unexpected argument '%s'", argv[optind]);
+	if (!a->listen && !a->textfile)
+		return rd_error("say where the metrics go: --listen ADDR:PORT or --textfile PATH");
+	return 0;
+}
+
+/* ADDR:PORT into host and port ("[v6]:port"; an empty host is every address). */
+static int split_listen(const char *s, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon = strrchr(s, ':'), *h = s;
+	size_t n;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= plen)
+		return -1;
+	n = (size_t)(colon - s);
+	if (n && s[0] == '[') {
+		if (n < 2 || s[n - 1] != ']')
+			return -1;
+		h = s + 1;
+		n -= 2;
+	} else if (memchr(s, ':', n)) {
+		return -1; /* an IPv6 address needs its brackets */
+	}
+	if (n >= hlen)
+		return -1;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	strcpy(port, colon + 1);
+	return strspn(port, "0123456789") == strlen(port) ? 0 : -1;
+}
+
+static int bind_any(const char *port)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT};
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0, one = 1;
+
+	if (fd < 0)
+		return -1;
+	sa.sin6_port = htons((uint16_t)atoi(port));
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/* A listening socket for --listen; its address into where ("127.0.0.1:9810"). -1 after
+ * reporting. Bound before the tracer is attached: a port in use leaves nothing behind. */
+static int open_listen(const char *spec, char *where, size_t wlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
+			*ai = NULL;
+	char host[256], port[16], addr[INET6_ADDRSTRLEN];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd = -1, one = 1, r;
+
+	if (split_listen(spec, host, sizeof(host), port, sizeof(port)) || atoi(port) > 65535) {
+		rd_error("--listen: '%s' is not ADDR:PORT", spec);
+		return -1;
+	}
+	if (!*host) {
+		fd = bind_any(port);
+	} else if ((r = getaddrinfo(host, port, &hints, &ai))) {
+		rd_error("--listen %s: %s", spec, gai_strerror(r));
+		return -1;
+	} else {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0) {
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (bind(fd, ai->ai_addr, ai->ai_addrlen)) {
+				r = errno;
+				close(fd);
+				errno = r;
+				fd = -1;
+			}
+		}
+		freeaddrinfo(ai);
+	}
+	if (fd < 0 || listen(fd, 64) || getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+		rd_error("--listen %s: %s", spec, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof(addr));
+		snprintf(where, wlen, "[%s]:%u", addr, ntohs(s6->sin6_port));
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof(addr));
+		snprintf(where, wlen, "%s:%u", addr, ntohs(s4->sin_port));
+	}
+	return fd;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The processes s names but dead (sorted), sorted, without repeats; 0 or -ENOMEM. */
+static int live_pids(const struct rd_summary *s, const pid_t *dead, size_t ndead, pid_t **res,
+		     size_t *n)
+{
+	pid_t *v = malloc((s->nsections + s->nprocs + 1) * sizeof(*v));
+	size_t k = 0, j = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nsections; i++)
+		v[k++] = (pid_t)s->sections[i].key.tgid;
+	for (size_t i = 0; i < s->nprocs; i++)
+		v[k++] = (pid_t)s->procs[i].pid;
+	qsort(v, k, sizeof(*v), cmp_pid);
+	for (size_t i = 0; i < k; i++)
+		if ((!j || v[j - 1] != v[i]) &&
+		    !(ndead && bsearch(&v[i], dead, ndead, sizeof(*dead), cmp_pid)))
+			v[j++] = v[i];
+	*res = v;
+	*n = j;
+	return 0;
+}
+
+/* Read the maps into the metrics. The processes that had exited before the read have their
+ * last counts in it: after it, they leave the maps and the metrics' records. Call with the
+ * lock held; 0 or -errno. */
+static int refresh(struct exporter *e)
+{
+	struct rd_summary s;
+	pid_t *dead = NULL;
+	size_t ndead = 0;
+	int err;
+
+	if (e->nlive) {
+		dead = malloc(e->nlive * sizeof(*dead));
+		if (!dead)
+			return -ENOMEM;
+		for (size_t i = 0; i < e->nlive; i++)
+			if (kill(e->live[i], 0) && errno == ESRCH)
+				dead[ndead++] = e->live[i];
+	}
+	err = rd_tracer_summary(e->t, &s);
+	if (err) {
+		free(dead);
+		return err;
+	}
+	rd_tracer_poll(e->t, 0, NULL, NULL); /* the section notices of the new ones */
+	err = rd_metrics_update(e->m, &s);
+	if (!err) {
+		rd_tracer_forget(e->t, dead, ndead, &s);
+		rd_metrics_forget(e->m, dead, ndead);
+		free(e->live);
+		e->live = NULL;
+		err = live_pids(&s, dead, ndead, &e->live, &e->nlive);
+	}
+	rd_summary_free(&s);
+	free(dead);
+	return err;
+}
+
+/* The metrics into PATH.tmp, then renamed over PATH. Call with the lock held; 0 or -1
+ * after a warning. */
+static int write_textfile(struct exporter *e)
+{
+	FILE *f = fopen(e->tmpfile, "we");
+	int err = 0;
+
+	if (!f) {
+		rd_warn("cannot write %s: %s", e->tmpfile, strerror(errno));
+		return -1;
+	}
+	rd_metrics_write(e->m, RD_FMT_PROMETHEUS, f);
+	if (ferror(f))
+		err = EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	if (!err && chmod(e->tmpfile, 0644))
+		err = errno;
+	if (!err && rename(e->tmpfile, e->textfile))
+		err = errno;
+	if (err) {
+		rd_warn("cannot write %s: %s", e->textfile, strerror(err));
+		unlink(e->tmpfile);
+		return -1;
+	}
+	e->wrote = true;
+	return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, char *body, size_t len,
+			     const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    len, body, body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text_reply(struct MHD_Connection *conn, unsigned int code, const char *msg)
+{
+	char *body = strdup(msg);
+
+	return reply(conn, code, body, body ? strlen(body) : 0, "text/plain; charset=utf-8");
+}
+
+/* One request: GET /metrics reads the maps and answers in the format the client accepts
+ * (OpenMetrics when it names it, as Prometheus does, else the Prometheus text format). */
+static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
+			     const char *method, const char *version, const char *upload,
+			     size_t *upload_size, void **state)
+{
+	struct exporter *e = cls;
+	const char *accept;
+	enum rd_metrics_format fmt = RD_FMT_PROMETHEUS;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return text_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
+	if (strcmp(url, "/metrics"))
+		return text_reply(conn, MHD_HTTP_NOT_FOUND, "rseqdbg exporter: see /metrics\n");
+	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	if (accept && strstr(accept, "application/openmetrics-text"))
+		fmt = RD_FMT_OPENMETRICS;
+	f = open_memstream(&body, &len);
+	if (!f)
+		return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	pthread_mutex_lock(&e->lock);
+	err = refresh(e);
+	if (!err)
+		rd_metrics_write(e->m, fmt, f);
+	pthread_mutex_unlock(&e->lock);
+	if (fclose(f) || err) {
+		free(body);
+		return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  err ? "reading the BPF maps failed\n" : "out of memory\n");
+	}
+	return reply(conn, MHD_HTTP_OK, body, len, rd_metrics_content_type(fmt));
+}
+
+/* The HTTP server on listening socket fd, in its own thread, which takes none of the
+ * signals that end the exporter. */
+static struct MHD_Daemon *start_httpd(struct exporter *e, int fd)
+{
+	sigset_t block, old;
+	struct MHD_Daemon *d;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, serve,
+			     e, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+			     (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+			     MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return d;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Until SIGTERM or SIGINT: symbolize new sections as the kernel reports them, and every
+ * interval read the maps (forgetting exited processes) and write the textfile. */
+static int run(struct exporter *e, double interval)
+{
+	uint64_t every = (uint64_t)(interval * 1000), next = mono_ms() + every;
+	struct pollfd p = {.fd = rd_tracer_fd(e->t), .events = POLLIN};
+	int err;
+
+	while (!rd_tracer_stop) {
+		poll(&p, 1, 250);
+		pthread_mutex_lock(&e->lock);
+		rd_tracer_poll(e->t, 0, NULL, NULL);
+		if (mono_ms() >= next) {
+			err = refresh(e);
+			if (err)
+				rd_warn("reading the BPF maps failed: %s", strerror(-err));
+			else if (e->textfile)
+				write_textfile(e);
+			next = mono_ms() + every;
+		}
+		pthread_mutex_unlock(&e->lock);
+	}
+	return EXIT_OK;
+}
+
+/* Everything after the options: a listening socket, the tracer, the first metrics. */
+static int start(struct exporter_args *a, struct exporter *e, int *fd, char *where, size_t wlen)
+{
+	struct rd_metrics_opts mo = {
+	    .max_series = a->max_series, .per_cpu = a->per_cpu, .version = RSEQDBG_VERSION};
+	struct rd_spawn child = RD_SPAWN_INIT;
+	static struct utsname u;
+	struct rd_features f;
+	const char *missing;
+	int ret;
+
+	rd_features_probe(&f);
+	missing = rd_tracer_unavailable(&f);
+	if (missing)
+		return rd_error("%s", missing);
+	if (a->textfile) {
+		if (asprintf(&e->tmpfile, "%s.tmp", a->textfile) < 0)
+			return rd_error("out of memory");
+		e->textfile = a->textfile;
+	}
+	if (a->listen && (*fd = open_listen(a->listen, where, wlen)) < 0)
+		return EXIT_ERROR;
+	ret = rd_tracer_start(&a->o, &f, NULL, &child, &e->t);
+	if (ret)
+		return rd_error("%s", rd_errmsg());
+	for (size_t i = 0; i < a->o.npids; i++)
+		rd_tracer_learn_pid(e->t, a->pids[i]);
+	uname(&u);
+	mo.kernel = u.release;
+	mo.mode = rd_tracer_mode(e->t);
+	if (rd_metrics_new(&mo, &e->m) || refresh(e))
+		return rd_error("reading the BPF maps failed");
+	if (e->textfile && write_textfile(e))
+		return EXIT_ERROR; /* the warning said why */
+	return 0;
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+	struct exporter_args a = {};
+	struct exporter e = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct MHD_Daemon *httpd = NULL;
+	char where[INET6_ADDRSTRLEN + 16] = "";
+	int ret, fd = -1, code;
+
+	ret = parse_opts(&a, argc, argv);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	code = start(&a, &e, &fd, where, sizeof(where));
+	if (!code && fd >= 0) {
+		httpd = start_httpd(&e, fd);
+		if (!httpd)
+			code = rd_error("--listen %s: the HTTP server did not start", a.listen);
+		else
+			fd = -1; /* the server's now */
+	}
+	if (!code) {
+		/* Scripts and service managers wait for this line. */
+		fprintf(stderr, "rseqdbg: exporter: ready (mode %s):%s%s%s%s%s\n",
+			rd_mode_name(rd_tracer_mode(e.t)), httpd ? " http://" : "",
+			httpd ? where : "", httpd ? "/metrics" : "", e.textfile ? " textfile " : "",
+			e.textfile ? e.textfile : "");
+		code = run(&e, a.interval);
+	}
+	if (httpd)
+		MHD_stop_daemon(httpd);
+	if (fd >= 0)
+		close(fd);
+	rd_tracer_free(e.t);
+	rd_metrics_free(e.m);
+	/* Counters nobody updates any more would read as a quiet machine. */
+	if (e.wrote)
+		unlink(e.textfile);
+	free(e.tmpfile);
+	free(e.live);
+	return code;
+}

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The exporter's counters. The maps count per (process, section); a series counts per
+ * (comm, function, module, cause), across processes, so that the number of series follows
+ * the code that runs and not the processes that ran it. Each update adds to the series what
+ * each map entry gained since the previous one, and an entry that leaves the maps (its process
+ * exited) leaves its counts where they are: a series never goes backwards. */
+#include <errno.h>
+#include <inttypes.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "symfmt.h"
+
+#define OTHER "(other)"
+
+struct series {
+	char *comm, *function, *module;
+	uint32_t cause;
+	bool other; /* the "(other)" series of its cause */
+	uint64_t value;
+};
+
+/* What a map entry (process, section) had at the previous update, and its series. */
+struct record {
+	pid_t pid;
+	uint64_t start_ip;
+	uint64_t last[RT_NCAUSES];
+	struct series *series[RT_NCAUSES];
+};
+
+struct rd_metrics {
+	struct rd_metrics_opts o;
+	struct series **series; /* in the order they appeared */
+	size_t nseries, cap, nother;
+	void *series_tree, *record_tree; /* tsearch() trees */
+	uint64_t folded;		 /* aborts counted into "(other)" */
+	uint64_t exited;		 /* processes forgotten */
+	struct rt_stats total;
+	struct rt_cpu *cpus;
+	uint64_t *cpu_signals;
+	int ncpus;
+	uint64_t skipped[3]; /* fixup, backup, event programs */
+};
+
+static int cmp_series(const void *a, const void *b)
+{
+	const struct series *x = a, *y = b;
+	int r;
+
+	if (x->cause != y->cause)
+		return x->cause < y->cause ? -1 : 1;
+	r = strcmp(x->comm, y->comm);
+	if (!r)
+		r = strcmp(x->function, y->function);
+	return r ? r : strcmp(x->module, y->module);
+}
+
+static int cmp_record(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start_ip < y->start_ip ? -1 : x->start_ip > y->start_ip;
+}
+
+int rd_metrics_new(const struct rd_metrics_opts *o, struct rd_metrics **res)
+{
+	struct rd_metrics *m = calloc(1, sizeof(*m));
+
+	*res = m;
+	if (!m)
+		return -ENOMEM;
+	m->o = *o;
+	return 0;
+}
+
+static void free_series(void *p)
+{
+	struct series *s = p;
+
+	free(s->comm);
+	free(s->function);
+	free(s->module);
+	free(s);
+}
+
+void rd_metrics_free(struct rd_metrics *m)
+{
+	if (!m)
+		return;
+	tdestroy(m->record_tree, free);
+	tdestroy(m->series_tree, free_series);
+	free(m->series);
+	free(m->cpus);
+	free(m->cpu_signals);
+	free(m);
+}
+
+/* The labels of a section: its function, or its address in its file, or "unknown". */
+static void section_labels(const struct rd_sum_section *e, char *func, size_t len,
+			   const char **module)
+{
+	const struct rd_secinfo *si = e->si;
+
+	*module = si && si->module ? si->module : "unknown";
+	if (si && si->loc.func)
+		snprintf(func, len, "%s", si->loc.func);
+	else if (si && si->es)
+		snprintf(func, len, "%#" PRIx64, si->link_start);
+	else
+		snprintf(func, len, "unknown");
+}
+
+/* The series of (comm, function, module, cause), made when new: NULL when out of memory. */
+static struct series *series_get(struct rd_metrics *m, const char *comm, const char *func,
+				 const char *module, uint32_t cause)
+{
+	struct series key = {(char *)comm, (char *)func, (char *)module, cause, false, 0}, *s, **v;
+	void *found = tfind(&key, &m->series_tree, cmp_series);
+
+	if (found)
+		return *(struct series **)found;
+	if (m->nseries == m->cap) {
+		v = realloc(m->series, (m->cap ? 2 * m->cap : 64) * sizeof(*v));
+		if (!v)
+			return NULL;
+		m->series = v;
+		m->cap = m->cap ? 2 * m->cap : 64;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	/* Names as the other commands print them: valid UTF-8, no control characters. */
+	s->comm = strdup(rd_safe(comm));
+	s->function = strdup(rd_safe(func));
+	s->module = strdup(rd_safe(module));
+	s->cause = cause;
+	if (!s->comm || !s->function || !s->module || !tsearch(s, &m->series_tree, cmp_series)) {
+		free_series(s);
+		return NULL;
+	}
+	m->series[m->nseries++] = s;
+	return s;
+}
+
+/* The series a section's cause counts into: its own, or "(other)" past the limit. */
+static struct series *series_for(struct rd_metrics *m, const struct rd_sum_section *e,
+				 uint32_t cause)
+{
+	char comm[RT_COMM_LEN + 1], func[256];
+	const char *module;
+	struct series key, *s;
+	void *found;
+
+	snprintf(comm, sizeof(comm), "%.*s", RT_COMM_LEN, e->v.comm);
+	section_labels(e, func, sizeof(func), &module);
+	key = (struct series){comm, func, (char *)module, cause, false, 0};
+	found = tfind(&key, &m->series_tree, cmp_series);
+	if (found)
+		return *(struct series **)found;
+	if (m->nseries - m->nother < m->o.max_series)
+		return series_get(m, comm, func, module, cause);
+	s = series_get(m, OTHER, OTHER, OTHER, cause);
+	if (s && !s->other) {
+		s->other = true;
+		m->nother++;
+	}
+	return s;
+}
+
+static struct record *record_get(struct rd_metrics *m, pid_t pid, uint64_t start_ip)
+{
+	struct record key = {.pid = pid, .start_ip = start_ip}, *r;
+	void *found = tfind(&key, &m->record_tree, cmp_record);
+
+	if (found)
+		return *(struct record **)found;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	*r = key;
+	if (!tsearch(r, &m->record_tree, cmp_record)) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int add_section(struct rd_metrics *m, const struct rd_sum_section *e)
+{
+	struct record *r = record_get(m, (pid_t)e->key.tgid, e->key.start_ip);
+
+	if (!r)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < RT_NCAUSES; c++) {
+		uint64_t now = e->v.aborts[c];
+		/* Less than before: the process id was reused by a process whose entry was
+		 * made after the previous one's was deleted. */
+		uint64_t delta = now >= r->last[c] ? now - r->last[c] : now;
+
+		if (!delta)
+			continue;
+		if (!r->series[c])
+			r->series[c] = series_for(m, e, c);
+		if (!r->series[c])
+			return -ENOMEM;
+		r->series[c]->value += delta;
+		if (r->series[c]->other)
+			m->folded += delta;
+		r->last[c] = now;
+	}
+	return 0;
+}
+
+int rd_metrics_update(struct rd_metrics *m, const struct rd_summary *s)
+{
+	if (!m->cpus || m->ncpus != s->ncpus) {
+		size_t n = s->ncpus > 0 ? (size_t)s->ncpus : 1;
+		struct rt_cpu *c = realloc(m->cpus, n * sizeof(*c));
+		uint64_t *sig;
+
+		if (!c)
+			return -ENOMEM;
+		m->cpus = c;
+		sig = realloc(m->cpu_signals, n * sizeof(*sig));
+		if (!sig)
+			return -ENOMEM;
+		m->cpu_signals = sig;
+		m->ncpus = s->ncpus;
+	}
+	memcpy(m->cpus, s->cpus, (size_t)s->ncpus * sizeof(*m->cpus));
+	for (int c = 0; c < s->ncpus; c++)
+		m->cpu_signals[c] = s->percpu_stats[c].signals;
+	m->total = s->total;
+	m->skipped[0] = s->fixup_skipped;
+	m->skipped[1] = s->backup_skipped;
+	m->skipped[2] = s->events_skipped;
+	for (size_t i = 0; i < s->nsections; i++)
+		if (add_section(m, &s->sections[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+struct forget_ctx {
+	const pid_t *pids;
+	size_t n;
+	struct record **gone;
+	size_t ngone, cap;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void collect(const void *node, VISIT which, void *arg)
+{
+	struct forget_ctx *f = arg;
+	struct record *r = *(struct record *const *)node;
+	struct record **v;
+
+	if (which != postorder && which != leaf)
+		return;
+	if (!bsearch(&r->pid, f->pids, f->n, sizeof(*f->pids), cmp_pid))
+		return;
+	if (f->ngone == f->cap) {
+		v = realloc(f->gone, (f->cap ? 2 * f->cap : 16) * sizeof(*v));
+		if (!v)
+			return; /* kept: its process id starts where it left off */
+		f->gone = v;
+		f->cap = f->cap ? 2 * f->cap : 16;
+	}
+	f->gone[f->ngone++] = r;
+}
+
+void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n)
+{
+	struct forget_ctx f = {pids, n, NULL, 0, 0};
+
+	if (!n)
+		return;
+	twalk_r(m->record_tree, collect, &f);
+	for (size_t i = 0; i < f.ngone; i++) {
+		tdelete(f.gone[i], &m->record_tree, cmp_record);
+		free(f.gone[i]);
+	}
+	free(f.gone);
+	m->exited += n;
+}
+
+size_t rd_metrics_series(const struct rd_metrics *m)
+{
+	return m->nseries;
+}
+
+uint64_t rd_metrics_folded(const struct rd_metrics *m)
+{
+	return m->folded;
+}
+
+const char *rd_metrics_content_type(enum rd_metrics_format fmt)
+{
+	return fmt == RD_FMT_OPENMETRICS
+		   ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+		   : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+/* A label value: rd_safe() already made it printable UTF-8; '\' and '"' are escaped. */
+static void put_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+}
+
+/* The HELP and TYPE lines of a family. OpenMetrics names a counter family without its
+ * "_total" suffix and has an info type; the Prometheus format names the sample. */
+static void family(FILE *f, enum rd_metrics_format fmt, const char *name, const char *type,
+		   const char *help)
+{
+	bool om = fmt == RD_FMT_OPENMETRICS;
+	const char *suffix = "";
+
+	if (!om && !strcmp(type, "counter"))
+		suffix = "_total";
+	else if (!om && !strcmp(type, "info"))
+		suffix = "_info";
+	fprintf(f, "# HELP %s%s %s\n", name, suffix, help);
+	fprintf(f, "# TYPE %s%s %s\n", name, suffix, om || strcmp(type, "info") ? type : "gauge");
+}
+
+static void counter(FILE *f, enum rd_metrics_format fmt, const char *name, const char *help,
+		    uint64_t v)
+{
+	family(f, fmt, name, "counter", help);
+	fprintf(f, "%s_total %" PRIu64 "\n", name, v);
+}
+
+static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
+{
+	family(f, fmt, "rseq_aborts", "counter",
+	       "rseq critical sections aborted, by command name, function, module and cause.");
+	for (size_t i = 0; i < m->nseries; i++) {
+		const struct series *s = m->series[i];
+
+		fputs("rseq_aborts_total{comm=\"", f);
+		put_value(f, s->comm);
+		fputs("\",function=\"", f);
+		put_value(f, s->function);
+		fputs("\",module=\"", f);
+		put_value(f, s->module);
+		fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", rd_cause_name(s->cause), s->value);
+	}
+	/* rseq_abort_handler_entries_total belongs here, once the tracer counts the entries
+	 * into abort handlers. */
+}
+
+static void write_percpu(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} fam[] = {
+	    {"rseq_percpu_aborts", "rseq aborts, by CPU.", offsetof(struct rt_cpu, aborts)},
+	    {"rseq_percpu_migrations", "Migrations of traced threads onto each CPU.",
+	     offsetof(struct rt_cpu, migrations_in)},
+	    {"rseq_percpu_cpu_id_updates", "rseq cpu_id updates, by CPU.",
+	     offsetof(struct rt_cpu, updates)},
+	};
+
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fmt, fam[k].name, "counter", fam[k].help);
+		for (int c = 0; c < m->ncpus; c++)
+			fprintf(f, "%s_total{cpu=\"%d\"} %" PRIu64 "\n", fam[k].name, c,
+				(uint64_t) *
+				    (const __u64 *)((const char *)&m->cpus[c] + fam[k].off));
+	}
+	/* Counted on the CPU the signal was delivered on. */
+	family(f, fmt, "rseq_percpu_signals", "counter",
+	       "Signals delivered to traced threads, by CPU.");
+	for (int c = 0; c < m->ncpus; c++)
+		fprintf(f, "rseq_percpu_signals_total{cpu=\"%d\"} %" PRIu64 "\n", c,
+			m->cpu_signals[c]);
+}
+
+static void write_self(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
+{
+	const struct rt_stats *g = &m->total;
+	static const char *const prog[] = {"abort", "abort_backup", "events"};
+
+	family(f, fmt, "rseqdbg_ringbuf_drops", "counter",
+	       "Ring buffer reservations that failed (the counters above are kept in the kernel "
+	       "and stay complete).");
+	fprintf(f, "rseqdbg_ringbuf_drops_total{ring=\"events\"} %" PRIu64 "\n",
+		(uint64_t)g->ringbuf_drops);
+	fprintf(f, "rseqdbg_ringbuf_drops_total{ring=\"notify\"} %" PRIu64 "\n",
+		(uint64_t)g->notify_drops);
+	counter(f, fmt, "rseqdbg_aborts_unattributed",
+		"Aborts counted in no section because the section map was full.",
+		(uint64_t)g->map_full);
+	family(f, fmt, "rseqdbg_program_skips", "counter",
+	       "Runs of a tracing program the kernel skipped because one was already running on "
+	       "the CPU (abort_backup counts the aborts its skips would have lost).");
+	for (int i = 0; i < 3; i++)
+		fprintf(f, "rseqdbg_program_skips_total{program=\"%s\"} %" PRIu64 "\n", prog[i],
+			m->skipped[i]);
+	counter(f, fmt, "rseqdbg_aborts_folded",
+		"Aborts counted in the comm=\"(other)\" series because --max-series was reached.",
+		m->folded);
+	counter(f, fmt, "rseqdbg_processes_exited",
+		"Processes that exited, whose sections left the maps and stay in their series.",
+		m->exited);
+	family(f, fmt, "rseqdbg_abort_series", "gauge", "Series of rseq_aborts_total.");
+	fprintf(f, "rseqdbg_abort_series %zu\n", m->nseries);
+}
+
+void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
+{
+	const struct rt_stats *g = &m->total;
+
+	family(f, fmt, "rseqdbg", "info", "The exporter: version, attribution mode and kernel.");
+	fputs("rseqdbg_info{version=\"", f);
+	put_value(f, m->o.version ? m->o.version : "");
+	fprintf(f, "\",mode=\"%s\",kernel=\"", rd_mode_name(m->o.mode));
+	put_value(f, m->o.kernel ? m->o.kernel : "");
+	fputs("\"} 1\n", f);
+	write_aborts(m, fmt, f);
+	counter(f, fmt, "rseq_migrations", "Migrations of traced threads to another CPU.",
+		(uint64_t)g->migrations);
+	counter(f, fmt, "rseq_cpu_id_updates",
+		"rseq cpu_id updates (the kernel's rseq_update) of traced threads.",
+		(uint64_t)g->updates);
+	counter(f, fmt, "rseq_signals", "Signals delivered to traced threads.",
+		(uint64_t)g->signals);
+	if (m->o.per_cpu)
+		write_percpu(m, fmt, f);
+	write_self(m, fmt, f);
+	if (fmt == RD_FMT_OPENMETRICS)
+		fputs("# EOF\n", f);
+}

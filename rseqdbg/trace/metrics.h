@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The counters `rseqdbg exporter` serves: summaries of the maps folded into series that only
+ * grow while the process lives, with a bounded number of them, written in the OpenMetrics or
+ * Prometheus text format. Pure: tests feed summaries built by hand. */
+#ifndef RSEQDBG_TRACE_METRICS_H
+#define RSEQDBG_TRACE_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "summary.h"
+
+struct rd_metrics_opts {
+	size_t max_series;	 /* rseq_aborts_total series before the rest fold into "(other)" */
+	bool per_cpu;		 /* the rseq_percpu_* families */
+	enum rd_trace_mode mode; /* the info metric's labels */
+	const char *kernel;
+	const char *version;
+};
+
+enum rd_metrics_format {
+	RD_FMT_OPENMETRICS, /* application/openmetrics-text; version=1.0.0 */
+	RD_FMT_PROMETHEUS,  /* text/plain; version=0.0.4 */
+};
+
+struct rd_metrics;
+
+/* 0 or -ENOMEM. */
+int rd_metrics_new(const struct rd_metrics_opts *o, struct rd_metrics **m);
+void rd_metrics_free(struct rd_metrics *m); /* NULL-safe */
+
+/* Add what s counted since the previous summary: each (process, section, cause) count's
+ * growth goes to its (comm, function, module, cause) series; the totals are taken as they
+ * are (they only grow). 0 or -ENOMEM. */
+int rd_metrics_update(struct rd_metrics *m, const struct rd_summary *s);
+/* The processes pids (sorted) left the maps after the last update: their counts stay in
+ * their series, and a process later given the same id starts from zero. */
+void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n);
+
+/* The exposition, into f. */
+void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f);
+/* The content type of a format, for an HTTP response. */
+const char *rd_metrics_content_type(enum rd_metrics_format fmt);
+
+/* What update kept: series of rseq_aborts_total, aborts folded into "(other)". */
+size_t rd_metrics_series(const struct rd_metrics *m);
+uint64_t rd_metrics_folded(const struct rd_metrics *m);
+
+#endif
