@@ -129,6 +129,8 @@ mount -t tracefs tracefs \$n/sys/kernel/tracing
 mount -t debugfs debugfs \$n/sys/kernel/debug
 mount -t bpf bpf \$n/sys/fs/bpf
 mount -t cgroup2 cgroup2 \$n/sys/fs/cgroup
+# the loopback interface, for tests that talk to a local server
+ip link set lo up || echo "rseqdbg-guest: cannot bring up lo"
 # the cache directory and run directory stay readable: the command lives there
 echo; echo "rseqdbg-guest: running"
 HOME=/tmp PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=dumb \
