@@ -605,6 +605,19 @@ int BPF_PROG(sched_process_exit)
 	return 0;
 }
 
+/* A process counted before it called execve (the command of `stat`, counted from its fork)
+ * is named after what it runs now. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *t)
+{
+	__u32 tgid = t->tgid;
+	struct rt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	if (p)
+		__builtin_memcpy(p->comm, t->comm, sizeof(p->comm));
+	return 0;
+}
+
 /* `-- CMD`: the command's children are traced too. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)

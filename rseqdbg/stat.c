@@ -34,7 +34,7 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 			 int top)
 {
 	struct rd_summary s;
-	struct jw *w;
+	struct jw *w = rd.jw;
 	int err = rd_tracer_summary(t, &s);
 
 	if (err)
@@ -47,11 +47,6 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 		rd_summary_free(&s);
 		return 0;
 	}
-	w = jw_new(out, rd.pretty);
-	if (!w) {
-		rd_summary_free(&s);
-		return rd_error("out of memory");
-	}
 	jw_obj_open(w);
 	jw_key(w, "command");
 	jw_arr_open(w);
@@ -63,7 +58,6 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	rd_summary_json(&s, w, top);
 	jw_obj_close(w);
 	jw_end(w);
-	jw_free(w);
 	rd_summary_free(&s);
 	return 0;
 }
@@ -133,6 +127,9 @@ int cmd_stat(int argc, char **argv)
 	FILE *out = stderr;
 	int ret, status = 0, code;
 
+	/* The summary and, in JSON mode, an error object go to one stream: stderr or --output. */
+	if (rd_json_writer_to(stderr))
+		return EXIT_ERROR;
 	ret = parse_opts(argc, argv, &output, &top);
 	if (ret)
 		return ret < 0 ? rd_opt_exit(ret) : ret;
@@ -147,6 +144,10 @@ int cmd_stat(int argc, char **argv)
 		out = fopen(output, "we");
 		if (!out)
 			return rd_error("cannot write %s: %s", output, strerror(errno));
+		if (rd_json_writer_to(out)) {
+			fclose(out);
+			return EXIT_ERROR;
+		}
 	}
 	ret = rd_tracer_start(&o, &f, argv + optind, &child, &t);
 	if (ret) {
@@ -163,7 +164,9 @@ int cmd_stat(int argc, char **argv)
 		code = status;
 out:
 	rd_tracer_free(t);
-	if (out != stderr)
+	if (out != stderr) {
+		rd_json_writer_to(stderr); /* the writer on out goes before out is closed */
 		fclose(out);
+	}
 	return code;
 }
