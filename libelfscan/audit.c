@@ -322,23 +322,62 @@ void elfscan_audit_free(struct elfscan_audit *a)
 }
 
 /* "func+0x10 (file.S:12)", "func+0x10" or "0x401000", with the caller's bias added. */
+/* snprintf() at buf + *n, keeping *n within len. */
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		*n = (size_t)r >= len - *n ? len - 1 : *n + (size_t)r;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* "f+0x12 (x.S:42)"; "inl (bits.h:35) inlined in f+0x12 (x.c:120)" in inlined code;
+ * "__rseq_failure+0x2b (x.h:40)" for code no symbol covers; else the address. */
 static void where(struct ctx *c, uint64_t addr, char *buf, size_t len)
 {
 	struct elfscan_loc loc;
-	int n;
+	const char *name;
+	uint64_t off;
+	size_t n = 0;
 
-	if (elfscan_symbolize(c->es, addr, &loc) || !loc.func) {
+	if (elfscan_symbolize(c->es, addr, &loc) || (!loc.func && !loc.section)) {
 		snprintf(buf, len, "0x%" PRIx64, addr + c->o->bias);
 		return;
 	}
-	if (loc.func_off)
-		n = snprintf(buf, len, "%s+0x%" PRIx64, loc.func, loc.func_off);
+	buf[0] = '\0';
+	if (loc.func && loc.inlined) {
+		append(buf, len, &n, "%s", loc.inlined);
+		if (loc.file && loc.line > 0)
+			append(buf, len, &n, " (%s:%d)", base_name(loc.file), loc.line);
+		append(buf, len, &n, " inlined in ");
+	}
+	name = loc.func ? loc.func : loc.section;
+	off = loc.func ? loc.func_off : loc.section_off;
+	if (off)
+		append(buf, len, &n, "%s+0x%" PRIx64, name, off);
 	else
-		n = snprintf(buf, len, "%s", loc.func);
-	if (loc.file && loc.line > 0 && n > 0 && (size_t)n < len) {
-		const char *base = strrchr(loc.file, '/');
-
-		snprintf(buf + n, len - n, " (%s:%d)", base ? base + 1 : loc.file, loc.line);
+		append(buf, len, &n, "%s", name);
+	if (loc.func && loc.inlined) {
+		if (loc.call_file && loc.call_line > 0)
+			append(buf, len, &n, " (%s:%d)", base_name(loc.call_file), loc.call_line);
+	} else if (loc.file && loc.line > 0) {
+		append(buf, len, &n, " (%s:%d)", base_name(loc.file), loc.line);
 	}
 }
 

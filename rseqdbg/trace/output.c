@@ -74,7 +74,7 @@ static void print_abort_plain(struct rd_trace_out *c, const struct rt_event *e,
 {
 	char loc[RD_LOC_LEN];
 
-	if (si && si->loc.func)
+	if (si && (si->loc.func || si->loc.section))
 		rd_loc_str(&si->loc, loc, sizeof(loc));
 	else
 		snprintf(loc, sizeof(loc), "%#" PRIx64, (uint64_t)e->a1);

@@ -155,7 +155,7 @@ static void hist_bounds(int slot, uint64_t *lo, uint64_t *hi)
 
 static const char *section_name(const struct rd_sum_section *e, char *buf, size_t len)
 {
-	if (e->si && e->si->loc.func)
+	if (e->si && (e->si->loc.func || e->si->loc.section))
 		return rd_loc_str(&e->si->loc, buf, len);
 	snprintf(buf, len, "%#" PRIx64, (uint64_t)e->key.start_ip);
 	return buf;
@@ -312,12 +312,15 @@ void rd_json_secinfo(struct jw *w, const struct rd_secinfo *si)
 	const struct elfscan_loc *l = si ? &si->loc : NULL;
 
 	jw_kstr(w, "function", l ? l->func : NULL);
+	jw_kstr(w, "section", l && !l->func ? l->section : NULL);
 	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
 	jw_key(w, "line");
 	if (l && l->line > 0)
 		jw_u64(w, (uint64_t)l->line);
 	else
 		jw_null(w);
+	rd_json_inlined(w, si ? si->es : NULL, si ? si->link_start : 0,
+			l ? l : &(const struct elfscan_loc){0});
 	jw_kstr(w, "module", si ? si->module : NULL);
 }
 
