@@ -1137,6 +1137,71 @@ static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 	return ok;
 }
 
+/* A short stub at addr outside the section that a debugger planting breakpoints only at the
+ * declared exits would miss: up to STUB_MAX instructions that neither branch nor call (a
+ * library restores registers there, in a section of its own), then an unconditional jump to a
+ * declared exit. Returns how many instructions it has (0 when addr is no such stub) and the
+ * exit it reaches in *exit. */
+#define STUB_MAX 8
+
+static size_t exit_stub(struct ctx *c, const struct elfscan_cs *cs, uint64_t addr, uint64_t *exit)
+{
+	const uint32_t stop = ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_CALL | ELFSCAN_INSN_RET |
+			      ELFSCAN_INSN_SYSCALL | ELFSCAN_INSN_TRAP;
+
+	for (size_t i = 0; i < STUB_MAX; i++) {
+		struct elfscan_insn *v = NULL;
+		uint32_t f;
+		size_t n = 0;
+
+		if (addr - cs->start_ip < cs->post_commit_offset ||
+		    elfscan_decode_range(c->dec, c->es, addr, addr + 1, &v, &n) || !n) {
+			free(v);
+			return 0;
+		}
+		f = v[0].flags;
+		*exit = v[0].target;
+		addr += v[0].size;
+		free(v);
+		if (!(f & stop))
+			continue;
+		if ((f & (stop | ELFSCAN_INSN_COND | ELFSCAN_INSN_INDIRECT |
+			  ELFSCAN_INSN_HAS_TARGET)) ==
+			(ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_HAS_TARGET) &&
+		    declared_exit(cs, *exit))
+			return i + 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* RSEQ037 for a branch out of the section to target, an undeclared address. */
+static void undeclared_exit(struct ctx *c, const struct elfscan_cs *cs,
+			    const struct elfscan_insn *in, const char *at)
+{
+	char to[256], exit_at[256];
+	uint64_t exit = 0;
+	size_t stub = exit_stub(c, cs, in->target, &exit);
+
+	where(c, in->target, to, sizeof(to));
+	if (!stub) {
+		add(c, C_UNDECLARED_EXIT, cs, in->addr,
+		    "'%s' at %s branches to %s, which is neither post_commit_ip, abort_ip nor a "
+		    "declared exit point",
+		    in->text, at, to);
+		return;
+	}
+	where(c, exit, exit_at, sizeof(exit_at));
+	add(c, C_UNDECLARED_EXIT, cs, in->addr,
+	    "'%s' at %s leaves the section through a %zu-instruction stub at %s that jumps to %s "
+	    "%s: a debugger that plants breakpoints only at the declared exits misses the stub",
+	    in->text, at, stub, to,
+	    exit == cs->abort_ip	 ? "abort_ip"
+	    : exit == cs->post_commit_ip ? "post_commit_ip"
+					 : "the declared exit point",
+	    exit_at);
+}
+
 static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 {
 	uint64_t b = c->o->bias, lo, hi;
@@ -1195,14 +1260,8 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 		if ((in->flags & ELFSCAN_INSN_BRANCH) && (in->flags & ELFSCAN_INSN_HAS_TARGET) &&
 		    in->target - cs->start_ip >= cs->post_commit_offset &&
 		    !declared_exit(cs, in->target)) {
-			char to[256];
-
-			where(c, in->target, to, sizeof(to));
 			undeclared = true;
-			add(c, C_UNDECLARED_EXIT, cs, in->addr,
-			    "'%s' at %s branches to %s, which is neither post_commit_ip, abort_ip "
-			    "nor a declared exit point",
-			    in->text, at, to);
+			undeclared_exit(c, cs, in, at);
 		} else if ((in->flags & ELFSCAN_INSN_BRANCH) &&
 			   (in->flags & ELFSCAN_INSN_INDIRECT) && !(in->flags & ELFSCAN_INSN_RET)) {
 			undeclared = true;
