@@ -868,7 +868,23 @@ size_t es_dwarf_inlines(struct elfscan *es, uint64_t addr, struct elfscan_inline
 	/* In a .o, DWARF addresses are libdwfl's layout, not the library's. */
 	if (!dw || !dw->dbg || dw->dwfl || !dwarf_addrdie(dw->dbg, addr, &cudie))
 		return 0;
+	/* Past an inlined instance dwarf_getscopes() goes on with its abstract origin's scopes;
+	 * the instance's own parents (the functions it was inlined into) come from
+	 * dwarf_getscopes_die() on the innermost one. */
 	nscopes = dwarf_getscopes(&cudie, addr, &scopes);
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Die inner = scopes[i];
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+		break;
+	}
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		Dwarf_Attribute attr;

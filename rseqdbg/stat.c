@@ -23,6 +23,8 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -o, --output FILE    write the summary to FILE (default: standard error)\n"
 		"      --top N          show the N sections with most aborts (default: all)\n"
+		"      --no-uprobes     no uprobes on the abort handlers: no handler entries\n"
+		"                       counted (each costs a trap into the kernel)\n"
 		"  -j, --json           print the summary as one JSON object\n"
 		"      --pretty         pretty-printed JSON (implies --json)\n"
 		"  -h, --help           print this help\n\n"
@@ -62,11 +64,13 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, const char **output, unsigned long long *top)
+static int parse_opts(int argc, char **argv, const char **output, unsigned long long *top,
+		      struct rd_tracer_opts *o)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"top", required_argument, NULL, 'T'},
+	    {"no-uprobes", no_argument, NULL, 'U'},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"+o:", longopts, usage};
@@ -80,6 +84,9 @@ static int parse_opts(int argc, char **argv, const char **output, unsigned long 
 		case 'T':
 			if (!rd_parse_u64(optarg, top) || *top > 1000000)
 				return rd_error("--top: '%s' is not a count", optarg);
+			break;
+		case 'U':
+			o->no_uprobes = true;
 			break;
 		default:
 			return c;
@@ -130,7 +137,7 @@ int cmd_stat(int argc, char **argv)
 	/* The summary and, in JSON mode, an error object go to one stream: stderr or --output. */
 	if (rd_json_writer_to(stderr))
 		return EXIT_ERROR;
-	ret = parse_opts(argc, argv, &output, &top);
+	ret = parse_opts(argc, argv, &output, &top, &o);
 	if (ret)
 		return ret < 0 ? rd_opt_exit(ret) : ret;
 	missing = rd_tracer_privilege_missing();

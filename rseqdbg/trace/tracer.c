@@ -163,6 +163,8 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_size);
 	bpf_program__set_autoload(skel->progs.signal_deliver, f->tp_signal);
 	bpf_program__set_autoload(skel->progs.sched_process_fork, f->tp_fork && o->follow_forks);
+	t->uprobes_on = !o->no_uprobes;
+	bpf_program__set_autoload(skel->progs.abort_handler, t->uprobes_on);
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
@@ -249,6 +251,7 @@ void rd_tracer_free(struct rd_tracer *t)
 {
 	if (!t)
 		return;
+	rd_tracer_uprobes_free(t);
 	ring_buffer__free(t->rb);
 	rseqtrace_bpf__destroy(t->skel);
 	rd_tracer_syms_free(t);
@@ -344,6 +347,10 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 		goto fail;
 	s->fixup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup);
 	s->backup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup_backup);
+	s->uprobes = t->uprobes_on;
+	s->uprobes_attached = t->nuprobes;
+	s->uprobe_failures = t->uprobe_failures;
+	s->uprobe_skipped = t->uprobes_on ? prog_skipped(t->skel->progs.abort_handler) : 0;
 	s->events_skipped = prog_skipped(t->skel->progs.sched_switch) +
 			    prog_skipped(t->skel->progs.sched_migrate_task) +
 			    prog_skipped(t->skel->progs.signal_deliver);

@@ -136,9 +136,10 @@ static void *worker_main(void *arg)
 		exit(2);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0; i < opt.iters && !stop; i++) {
+	for (i = 0; (opt.seconds > 0 || i < opt.iters) && !stop; i++) {
 		worker_addv(w, i);
-		worker_push(w, i);
+		if (i < opt.iters) /* a node is pushed once: --seconds pushes 2^21 at most */
+			worker_push(w, i);
 		if (opt.seconds > 0 && !(i & 1023)) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >=
