@@ -87,8 +87,15 @@ int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char 
 		return ret;
 	}
 	rd_tracer_signals();
-	if (!argv)
+	if (!argv) {
+		/* The abort handlers of the modules they map get their uprobes now, not at the
+		 * first kernel abort: a section may only ever branch to its handler. */
+		for (size_t i = 0; i < o->npids; i++)
+			rd_tracer_learn_pid(*t, o->pids[i]);
+		for (size_t i = 0; i < o->ntids; i++)
+			rd_tracer_learn_pid(*t, o->tids[i]);
 		return 0;
+	}
 	/* Its abort handlers get their uprobes before its first instruction runs. */
 	if (command_path(argv[0], path, sizeof(path)))
 		rd_tracer_learn_file(*t, path);

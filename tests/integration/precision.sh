@@ -137,6 +137,28 @@ for l in open(sys.argv[1]):
         sys.exit(0)
 sys.exit(1)' "$TMP/trace.json"
 
+# trace -p: the handlers of a running process get their uprobes when tracing starts, not at
+# its first kernel abort (a section may only ever branch to its handler)
+mkfifo "$TMP/go"
+# its standard input a pipe that ends when go is opened: the workload has run exec (ready)
+# before it is traced
+"$W" --wait --threads 2 --iters 200000 --stale-every 100 --out "$TMP/p.txt" < <(cat "$TMP/go") 2>"$TMP/w.err" &
+P=$!
+for _ in $(seq 100); do grep -q 'ready' "$TMP/w.err" && break; sleep 0.1; done
+"$RSEQDBG" trace --summary --json -p "$P" >"$TMP/p.json" 2>"$TMP/p.err" &
+T=$!
+for _ in $(seq 100); do grep -q 'tracing' "$TMP/p.err" && break; sleep 0.1; done
+exec 3>"$TMP/go"
+exec 3>&-
+wait $P
+kill -INT $T
+wait $T
+if why=$(python3 "$TMP/check.py" "$TMP/p.json" "$TMP/p.txt" uprobes); then
+	pass "trace -p: kernel aborts, handler entries and branches exact per section"
+else
+	fail "trace -p: kernel aborts, handler entries and branches exact per section" "$why"
+fi
+
 # --- no uprobe left: command exits, SIGINT, SIGTERM, SIGKILL ------------------------------------
 probes() { bpftool prog show name abort_handler 2>/dev/null | grep -c '^[0-9]*: kprobe'; }
 gone() { # no abort_handler program left (its uprobes hold it) within 10 s

@@ -9,7 +9,9 @@
  * increments committed, the lists hold the nodes pushed.
  *
  * Usage: percpu_lib [--threads N] [--iters N] [--seconds S] [--stale-every K]
- *                   [--signal-us N] [--out FILE]
+ *                   [--signal-us N] [--out FILE] [--wait]
+ * --wait: print "ready" on stderr and start once standard input reaches its end (a tracer
+ * attached with -p then sees the sections from their first run).
  * Exit status: 0 result=ok, 1 result=FAIL, 2 bad usage or setup error.
  */
 #define _GNU_SOURCE
@@ -53,6 +55,7 @@ static struct {
 	uint64_t stale_every;
 	long signal_us;
 	const char *out;
+	bool wait;
 } opt = {.threads = 2, .iters = 200000, .stale_every = 1000};
 
 static struct {
@@ -155,7 +158,7 @@ static void *worker_main(void *arg)
 static void usage(void)
 {
 	fprintf(stderr, "Usage: percpu_lib [--threads N] [--iters N] [--seconds S] "
-			"[--stale-every K] [--signal-us N] [--out FILE]\n");
+			"[--stale-every K] [--signal-us N] [--out FILE] [--wait]\n");
 	exit(2);
 }
 
@@ -168,6 +171,7 @@ static void parse(int argc, char **argv)
 	    {"stale-every", required_argument, NULL, 'k'},
 	    {"signal-us", required_argument, NULL, 'u'},
 	    {"out", required_argument, NULL, 'o'},
+	    {"wait", no_argument, NULL, 'w'},
 	    {0},
 	};
 	int c;
@@ -192,6 +196,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'o':
 			opt.out = optarg;
+			break;
+		case 'w':
+			opt.wait = true;
 			break;
 		default:
 			usage();
@@ -248,6 +255,13 @@ int main(int argc, char **argv)
 	w = calloc((size_t)opt.threads, sizeof(*w));
 	if (!w)
 		return 2;
+	if (opt.wait) {
+		char buf[256];
+
+		fprintf(stderr, "ready pid=%d\n", (int)getpid());
+		while (read(0, buf, sizeof(buf)) > 0)
+			;
+	}
 	for (int t = 0; t < opt.threads; t++) {
 		w[t].nodes = calloc(opt.iters, sizeof(*w[t].nodes));
 		if (!w[t].nodes || pthread_create(&w[t].thread, NULL, worker_main, &w[t]))
