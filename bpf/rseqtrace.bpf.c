@@ -680,8 +680,24 @@ int BPF_PROG(sched_process_exec, struct task_struct *t)
 	__u32 tgid = t->tgid;
 	struct rt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 
+	struct rt_notify *n;
+
 	if (p)
 		__builtin_memcpy(p->comm, t->comm, sizeof(p->comm));
+	if (!rt_cfg.uprobes || !match_task(t))
+		return 0;
+	n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+	if (!n) {
+		struct rt_stats *s = get_stats();
+
+		if (s)
+			s->notify_drops++;
+		return 0;
+	}
+	__builtin_memset(n, 0, sizeof(*n));
+	n->type = RT_EV_EXEC;
+	n->pid = tgid;
+	bpf_ringbuf_submit(n, 0);
 	return 0;
 }
 

@@ -56,6 +56,9 @@ enum rt_event_type {
 	/* The abort handler entered by a branch in user space, not after the kernel's abort:
 	 * a0 abort_ip, a1 start_ip, a2 post_commit_offset (as for RT_EV_ABORT) */
 	RT_EV_USER_ABORT = 6,
+	/* a traced process executed a new program (notify ring: pid only), whose abort
+	 * handlers are to be probed */
+	RT_EV_EXEC = 7,
 };
 
 /* Kernel aborts a thread can have pending at once, each until its handler is entered (a
@@ -79,6 +82,7 @@ struct rt_config {
 	__u32 stack;	    /* attach the user stack to abort events */
 	__u32 nr_cpus;
 	__u32 no_event_mask; /* attribute as on kernels without rseq_event_mask (6.19 style) */
+	__u32 uprobes;	     /* uprobes on the abort handlers: announce execs (notify ring) */
 };
 
 struct rt_section_key {

@@ -46,6 +46,11 @@ static int sample_notify(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*n))
 		return 0;
+	/* The new program's modules (mapped so far), so that its handlers get their uprobes. */
+	if (n->type == RT_EV_EXEC) {
+		rd_tracer_learn_pid(t, n->pid);
+		return 0;
+	}
 	rd_tracer_section(t, n->pid, n->start_ip, n->dev, n->ino, n->file_off);
 	return 0;
 }
@@ -90,6 +95,7 @@ static int make_config(const struct rd_tracer_opts *o, const struct rd_tracer *t
 	cfg->stack = o->stack;
 	cfg->nr_cpus = t->ncpus;
 	cfg->no_event_mask = t->mode == RD_MODE_NO_MASK;
+	cfg->uprobes = !o->no_uprobes;
 	return 0;
 }
 
