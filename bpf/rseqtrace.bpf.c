@@ -60,6 +60,9 @@ struct rt_task {
 	/* The abort rseq_ip_fixup counted last, until rseq_ip_fixup_backup has seen it. */
 	__u64 seen_regs_ip;
 	__u64 seen_start_ip;
+	/* abort_ip of the kernel's aborts whose handler the thread has not entered yet */
+	__u64 fixups[RT_PENDING_FIXUPS];
+	__u32 nfixups;
 };
 
 /* Per-thread state, keyed by thread id and removed when the thread exits. A hash map
@@ -318,6 +321,28 @@ static __always_inline void section_first_seen(struct task_struct *t, struct rt_
 	bpf_ringbuf_submit(n, 0);
 }
 
+/* The section's entry in the map, created (and announced) on first sight. */
+static __always_inline struct rt_section *section_get(struct task_struct *t, __u64 start_ip,
+						      __u64 post_commit_offset, __u64 abort_ip)
+{
+	struct rt_section_key key = {.tgid = t->tgid, .start_ip = start_ip};
+	struct rt_section *sec = bpf_map_lookup_elem(&sections, &key);
+	struct rt_section init = {
+	    .post_commit_offset = post_commit_offset,
+	    .abort_ip = abort_ip,
+	};
+
+	if (sec)
+		return sec;
+	__builtin_memcpy(init.comm, t->group_leader->comm, sizeof(init.comm));
+	if (bpf_map_update_elem(&sections, &key, &init, BPF_NOEXIST))
+		return bpf_map_lookup_elem(&sections, &key);
+	sec = bpf_map_lookup_elem(&sections, &key);
+	if (sec)
+		section_first_seen(t, sec, start_ip);
+	return sec;
+}
+
 static __always_inline __u32 hist_slot(__u64 off, __u64 len)
 {
 	__u32 slot = 0;
@@ -336,7 +361,6 @@ static __always_inline void account_abort(void *ctx, struct task_struct *t, stru
 					  __u64 regs_ip, __u64 start_ip, __u64 post_commit_offset,
 					  __u64 abort_ip, bool full)
 {
-	struct rt_section_key key = {.tgid = t->tgid, .start_ip = start_ip};
 	__u32 cpu = bpf_get_smp_processor_id(), cause, marks = 0, pending = 0, kmask = 0;
 	struct rt_section *sec;
 	struct rt_stats *s;
@@ -363,22 +387,9 @@ static __always_inline void account_abort(void *ctx, struct task_struct *t, stru
 	if (!has_event_mask(t))
 		kmask = kernel_events(t);
 
-	sec = bpf_map_lookup_elem(&sections, &key);
-	if (!sec) {
-		struct rt_section init = {
-		    .post_commit_offset = post_commit_offset,
-		    .abort_ip = abort_ip,
-		};
-
-		__builtin_memcpy(init.comm, t->group_leader->comm, sizeof(init.comm));
-		if (!bpf_map_update_elem(&sections, &key, &init, BPF_NOEXIST)) {
-			sec = bpf_map_lookup_elem(&sections, &key);
-			if (sec)
-				section_first_seen(t, sec, start_ip);
-		} else {
-			sec = bpf_map_lookup_elem(&sections, &key);
-		}
-	}
+	if (ts)
+		ts->fixups[ts->nfixups++ % RT_PENDING_FIXUPS] = abort_ip;
+	sec = section_get(t, start_ip, post_commit_offset, abort_ip);
 	if (sec) {
 		if (cause < RT_NCAUSES)
 			__sync_fetch_and_add(&sec->aborts[cause], 1);
@@ -460,6 +471,62 @@ int BPF_PROG(rseq_ip_fixup_backup, unsigned long regs_ip, unsigned long start_ip
 		return 0;
 	ts = task_state(t, true);
 	account_abort(ctx, t, ts, regs_ip, start_ip, post_commit_offset, abort_ip, false);
+	return 0;
+}
+
+/* Whether the thread has a kernel abort to abort_ip pending, which this entry then ends. */
+static __always_inline bool take_fixup(struct rt_task *ts, __u64 abort_ip)
+{
+	for (int i = 0; i < RT_PENDING_FIXUPS; i++) {
+		if (ts->fixups[i] == abort_ip) {
+			ts->fixups[i] = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* An entry into an abort handler (a uprobe at abort_ip, its section in the cookie): after
+ * this thread's rseq_ip_fixup to that handler it is the kernel's abort; any other entry came
+ * from a branch in user space (a library that found cpu_id stale), which the kernel never
+ * sees. */
+SEC("uprobe")
+int abort_handler(struct pt_regs *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 abort_ip = ctx->ip, cookie = bpf_get_attach_cookie(ctx);
+	__u64 start_ip = abort_ip - (cookie >> 32), pco = (__u32)cookie;
+	struct rt_section *sec;
+	struct rt_stats *s;
+	struct rt_task *ts;
+	struct rt_event *e;
+	bool kernel;
+
+	if (!match_task(t))
+		return 0;
+	ts = task_state(t, false);
+	kernel = ts && take_fixup(ts, abort_ip);
+	sec = section_get(t, start_ip, pco, abort_ip);
+	if (sec)
+		__sync_fetch_and_add(kernel ? &sec->entries_kernel : &sec->entries_user, 1);
+	s = get_stats();
+	if (s) {
+		s->handler_entries++;
+		if (!kernel)
+			s->user_aborts++;
+		if (!sec)
+			s->map_full++;
+	}
+	if (kernel)
+		return 0;
+	e = event_reserve(t, RT_EV_USER_ABORT);
+	if (!e)
+		return 0;
+	e->a0 = abort_ip;
+	e->a1 = start_ip;
+	e->a2 = pco;
+	e->a3 = abort_ip;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
@@ -602,6 +669,35 @@ int BPF_PROG(sched_process_exit)
 	__u32 tid = bpf_get_current_task_btf()->pid;
 
 	bpf_map_delete_elem(&tasks, &tid);
+	return 0;
+}
+
+/* A process counted before it called execve (the command of `stat`, counted from its fork)
+ * is named after what it runs now. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *t)
+{
+	__u32 tgid = t->tgid;
+	struct rt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	struct rt_notify *n;
+
+	if (p)
+		__builtin_memcpy(p->comm, t->comm, sizeof(p->comm));
+	if (!rt_cfg.uprobes || !match_task(t))
+		return 0;
+	n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+	if (!n) {
+		struct rt_stats *s = get_stats();
+
+		if (s)
+			s->notify_drops++;
+		return 0;
+	}
+	__builtin_memset(n, 0, sizeof(*n));
+	n->type = RT_EV_EXEC;
+	n->pid = tgid;
+	bpf_ringbuf_submit(n, 0);
 	return 0;
 }
 

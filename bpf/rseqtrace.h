@@ -53,7 +53,21 @@ enum rt_event_type {
 	RT_EV_MIGRATE = 3, /* a0 from cpu, a1 to cpu */
 	RT_EV_SIGNAL = 4,  /* a0 signal number */
 	RT_EV_SECTION = 5, /* first abort of a section in a process (notify ring) */
+	/* The abort handler entered by a branch in user space, not after the kernel's abort:
+	 * a0 abort_ip, a1 start_ip, a2 post_commit_offset (as for RT_EV_ABORT) */
+	RT_EV_USER_ABORT = 6,
+	/* a traced process executed a new program (notify ring: pid only), whose abort
+	 * handlers are to be probed */
+	RT_EV_EXEC = 7,
 };
+
+/* Kernel aborts a thread can have pending at once, each until its handler is entered (a
+ * signal handler may abort sections of its own before the first handler runs). */
+#define RT_PENDING_FIXUPS 4
+
+/* The cookie of an abort handler's uprobe: the section it serves, relative to abort_ip. */
+#define RT_COOKIE(abort_minus_start, post_commit_offset)                                           \
+	((__u64)(abort_minus_start) << 32 | (__u32)(post_commit_offset))
 
 /* Options written into .rodata before load. */
 struct rt_config {
@@ -68,6 +82,7 @@ struct rt_config {
 	__u32 stack;	    /* attach the user stack to abort events */
 	__u32 nr_cpus;
 	__u32 no_event_mask; /* attribute as on kernels without rseq_event_mask (6.19 style) */
+	__u32 uprobes;	     /* uprobes on the abort handlers: announce execs (notify ring) */
 };
 
 struct rt_section_key {
@@ -82,6 +97,10 @@ struct rt_section {
 	__u64 post_commit_offset;
 	__u64 abort_ip;
 	__u64 last_regs_ip;
+	/* entries into the abort handler (uprobe): after this thread's rseq_ip_fixup, and
+	 * from a branch in user space */
+	__u64 entries_kernel;
+	__u64 entries_user;
 	/* the file mapped at start_ip, read once when the section is first seen */
 	__u64 dev; /* kernel encoding: major << 20 | minor */
 	__u64 ino;
@@ -117,7 +136,9 @@ struct rt_stats {
 	/* aborts the kernel did not run rseq_ip_fixup for, counted by rseq_ip_fixup_backup:
 	 * no event was sent for them */
 	__u64 backup_aborts;
-	__u64 storage_misses; /* per-thread state that could not be created */
+	__u64 storage_misses;  /* per-thread state that could not be created */
+	__u64 handler_entries; /* every entry into an abort handler with a uprobe */
+	__u64 user_aborts;     /* those that followed no rseq_ip_fixup of the thread */
 };
 
 struct rt_event {

@@ -105,6 +105,11 @@ struct vm_area_struct {
 	struct file *vm_file;
 } __attribute__((preserve_access_index));
 
+/* A uprobe program's context: the user registers at the probed instruction. */
+struct pt_regs {
+	unsigned long ip;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	struct thread_info thread_info;
 	pid_t pid;

@@ -322,23 +322,62 @@ void elfscan_audit_free(struct elfscan_audit *a)
 }
 
 /* "func+0x10 (file.S:12)", "func+0x10" or "0x401000", with the caller's bias added. */
+/* snprintf() at buf + *n, keeping *n within len. */
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		*n = (size_t)r >= len - *n ? len - 1 : *n + (size_t)r;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* "f+0x12 (x.S:42)"; "inl (bits.h:35) inlined in f+0x12 (x.c:120)" in inlined code;
+ * "__rseq_failure+0x2b (x.h:40)" for code no symbol covers; else the address. */
 static void where(struct ctx *c, uint64_t addr, char *buf, size_t len)
 {
 	struct elfscan_loc loc;
-	int n;
+	const char *name;
+	uint64_t off;
+	size_t n = 0;
 
-	if (elfscan_symbolize(c->es, addr, &loc) || !loc.func) {
+	if (elfscan_symbolize(c->es, addr, &loc) || (!loc.func && !loc.section)) {
 		snprintf(buf, len, "0x%" PRIx64, addr + c->o->bias);
 		return;
 	}
-	if (loc.func_off)
-		n = snprintf(buf, len, "%s+0x%" PRIx64, loc.func, loc.func_off);
+	buf[0] = '\0';
+	if (loc.func && loc.inlined) {
+		append(buf, len, &n, "%s", loc.inlined);
+		if (loc.file && loc.line > 0)
+			append(buf, len, &n, " (%s:%d)", base_name(loc.file), loc.line);
+		append(buf, len, &n, " inlined in ");
+	}
+	name = loc.func ? loc.func : loc.section;
+	off = loc.func ? loc.func_off : loc.section_off;
+	if (off)
+		append(buf, len, &n, "%s+0x%" PRIx64, name, off);
 	else
-		n = snprintf(buf, len, "%s", loc.func);
-	if (loc.file && loc.line > 0 && n > 0 && (size_t)n < len) {
-		const char *base = strrchr(loc.file, '/');
-
-		snprintf(buf + n, len - n, " (%s:%d)", base ? base + 1 : loc.file, loc.line);
+		append(buf, len, &n, "%s", name);
+	if (loc.func && loc.inlined) {
+		if (loc.call_file && loc.call_line > 0)
+			append(buf, len, &n, " (%s:%d)", base_name(loc.call_file), loc.call_line);
+	} else if (loc.file && loc.line > 0) {
+		append(buf, len, &n, " (%s:%d)", base_name(loc.file), loc.line);
 	}
 }
 
@@ -1098,6 +1137,71 @@ static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 	return ok;
 }
 
+/* A short stub at addr outside the section that a debugger planting breakpoints only at the
+ * declared exits would miss: up to STUB_MAX instructions that neither branch nor call (a
+ * library restores registers there, in a section of its own), then an unconditional jump to a
+ * declared exit. Returns how many instructions it has (0 when addr is no such stub) and the
+ * exit it reaches in *exit. */
+#define STUB_MAX 8
+
+static size_t exit_stub(struct ctx *c, const struct elfscan_cs *cs, uint64_t addr, uint64_t *exit)
+{
+	const uint32_t stop = ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_CALL | ELFSCAN_INSN_RET |
+			      ELFSCAN_INSN_SYSCALL | ELFSCAN_INSN_TRAP;
+
+	for (size_t i = 0; i < STUB_MAX; i++) {
+		struct elfscan_insn *v = NULL;
+		uint32_t f;
+		size_t n = 0;
+
+		if (addr - cs->start_ip < cs->post_commit_offset ||
+		    elfscan_decode_range(c->dec, c->es, addr, addr + 1, &v, &n) || !n) {
+			free(v);
+			return 0;
+		}
+		f = v[0].flags;
+		*exit = v[0].target;
+		addr += v[0].size;
+		free(v);
+		if (!(f & stop))
+			continue;
+		if ((f & (stop | ELFSCAN_INSN_COND | ELFSCAN_INSN_INDIRECT |
+			  ELFSCAN_INSN_HAS_TARGET)) ==
+			(ELFSCAN_INSN_BRANCH | ELFSCAN_INSN_HAS_TARGET) &&
+		    declared_exit(cs, *exit))
+			return i + 1;
+		return 0;
+	}
+	return 0;
+}
+
+/* RSEQ037 for a branch out of the section to target, an undeclared address. */
+static void undeclared_exit(struct ctx *c, const struct elfscan_cs *cs,
+			    const struct elfscan_insn *in, const char *at)
+{
+	char to[256], exit_at[256];
+	uint64_t exit = 0;
+	size_t stub = exit_stub(c, cs, in->target, &exit);
+
+	where(c, in->target, to, sizeof(to));
+	if (!stub) {
+		add(c, C_UNDECLARED_EXIT, cs, in->addr,
+		    "'%s' at %s branches to %s, which is neither post_commit_ip, abort_ip nor a "
+		    "declared exit point",
+		    in->text, at, to);
+		return;
+	}
+	where(c, exit, exit_at, sizeof(exit_at));
+	add(c, C_UNDECLARED_EXIT, cs, in->addr,
+	    "'%s' at %s leaves the section through a %zu-instruction stub at %s that jumps to %s "
+	    "%s: a debugger that plants breakpoints only at the declared exits misses the stub",
+	    in->text, at, stub, to,
+	    exit == cs->abort_ip	 ? "abort_ip"
+	    : exit == cs->post_commit_ip ? "post_commit_ip"
+					 : "the declared exit point",
+	    exit_at);
+}
+
 static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 {
 	uint64_t b = c->o->bias, lo, hi;
@@ -1156,14 +1260,8 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 		if ((in->flags & ELFSCAN_INSN_BRANCH) && (in->flags & ELFSCAN_INSN_HAS_TARGET) &&
 		    in->target - cs->start_ip >= cs->post_commit_offset &&
 		    !declared_exit(cs, in->target)) {
-			char to[256];
-
-			where(c, in->target, to, sizeof(to));
 			undeclared = true;
-			add(c, C_UNDECLARED_EXIT, cs, in->addr,
-			    "'%s' at %s branches to %s, which is neither post_commit_ip, abort_ip "
-			    "nor a declared exit point",
-			    in->text, at, to);
+			undeclared_exit(c, cs, in, at);
 		} else if ((in->flags & ELFSCAN_INSN_BRANCH) &&
 			   (in->flags & ELFSCAN_INSN_INDIRECT) && !(in->flags & ELFSCAN_INSN_RET)) {
 			undeclared = true;

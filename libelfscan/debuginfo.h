@@ -12,6 +12,9 @@ Elf *es_debug_elf(struct elfscan *es);
 /* Source position of addr from the line table; -ENOENT when no row covers it. */
 int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *line, int *col);
 
+/* The inline chain at addr (elfscan_inlines()). */
+size_t es_dwarf_inlines(struct elfscan *es, uint64_t addr, struct elfscan_inline *out, size_t max);
+
 /* The DW_TAG_subprogram covering addr (innermost start); NULL when none. */
 const char *es_dwarf_func(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t *hi);
 

@@ -669,6 +669,24 @@ static bool in_units(const struct es_dwarf *dw, uint64_t addr)
 	return j >= 0 && addr < dw->units[j].hi;
 }
 
+/* Whether a unit's ranges reach into the section holding addr. The compiler does not know
+ * of code an inline asm puts in a section of its own (librseq's abort handlers in
+ * __rseq_failure): no unit's ranges cover it, though the assembler gave it rows. */
+static bool section_in_units(const struct es_dwarf *dw, uint64_t addr)
+{
+	for (size_t i = 0; i < dw->nrel; i++) {
+		uint64_t lo = dw->rel[i].addr, hi = lo + (dw->rel[i].dwfl_hi - dw->rel[i].dwfl_lo);
+
+		if (addr < lo || addr >= hi)
+			continue;
+		for (size_t u = 0; u < dw->nunits; u++)
+			if (dw->units[u].lo < hi && dw->units[u].hi > lo)
+				return true;
+		return false;
+	}
+	return true; /* in no section we know: the units decide */
+}
+
 /* Every row of every unit, sorted by address once: a lookup is then a binary search. */
 static struct es_dwarf *lines_get(struct elfscan *es)
 {
@@ -761,7 +779,8 @@ int es_dwarf_line(struct elfscan *es, uint64_t addr, const char **file, int *lin
 			row = &dw->lines[j - 1];
 	}
 	/* Past the end of its sequence, or code the compiler attributes to no line. */
-	if (row->end_seq || !row->line || !row->file || !in_units(dw, addr))
+	if (row->end_seq || !row->line || !row->file ||
+	    (!in_units(dw, addr) && section_in_units(dw, addr)))
 		return -ENOENT;
 	*file = row->file;
 	*line = row->line;
@@ -817,6 +836,75 @@ int es_dwarf_resolve_line(struct elfscan *es, const char *file, int line, uint64
 		return -ENOENT;
 	*addr = found ? best : best_next;
 	return 0;
+}
+
+/* The file and line an inlined call was made from, in the unit's file table. */
+static void call_site(Dwarf_Die *die, Dwarf_Die *cudie, struct elfscan_inline *in)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word w;
+	size_t nfiles;
+
+	in->call_file = NULL;
+	in->call_line = in->call_column = 0;
+	if (dwarf_attr(die, DW_AT_call_file, &attr) && !dwarf_formudata(&attr, &w) &&
+	    !dwarf_getsrcfiles(cudie, &files, &nfiles) && w < nfiles)
+		in->call_file = dwarf_filesrc(files, w, NULL, NULL);
+	if (dwarf_attr(die, DW_AT_call_line, &attr) && !dwarf_formudata(&attr, &w) && w <= INT_MAX)
+		in->call_line = (int)w;
+	if (dwarf_attr(die, DW_AT_call_column, &attr) && !dwarf_formudata(&attr, &w) &&
+	    w <= INT_MAX)
+		in->call_column = (int)w;
+}
+
+size_t es_dwarf_inlines(struct elfscan *es, uint64_t addr, struct elfscan_inline *out, size_t max)
+{
+	struct es_dwarf *dw = dwarf_open(es);
+	Dwarf_Die cudie, *scopes = NULL;
+	size_t n = 0;
+	int nscopes;
+
+	/* In a .o, DWARF addresses are libdwfl's layout, not the library's. */
+	if (!dw || !dw->dbg || dw->dwfl || !dwarf_addrdie(dw->dbg, addr, &cudie))
+		return 0;
+	/* Past an inlined instance dwarf_getscopes() goes on with its abstract origin's scopes;
+	 * the instance's own parents (the functions it was inlined into) come from
+	 * dwarf_getscopes_die() on the innermost one. */
+	nscopes = dwarf_getscopes(&cudie, addr, &scopes);
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Die inner = scopes[i];
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+		break;
+	}
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute attr;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		if (n < max) {
+			out[n].func = NULL;
+			if (dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr))
+				out[n].func = dwarf_formstring(&attr);
+			if (!out[n].func)
+				out[n].func = "?";
+			call_site(&scopes[i], &cudie, &out[n]);
+		}
+		n++;
+	}
+	free(scopes);
+	return n;
 }
 
 static int add_func(struct es_dwarf *dw, Dwarf_Die *die, size_t *cap)

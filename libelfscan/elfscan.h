@@ -79,6 +79,26 @@ struct elfscan_loc {
 	const char *file; /* NULL without DWARF line info */
 	int line;	  /* 0 without DWARF line info */
 	int column;
+	/* No symbol covers addr (func NULL): the ELF section holding it and the offset there,
+	 * "__rseq_failure+0x2b" as objdump names such code; NULL otherwise. */
+	const char *section;
+	uint64_t section_off;
+	/* addr is in code inlined into func (DWARF DW_TAG_inlined_subroutine): the innermost
+	 * inlined function, whose source file:line above are; the depth of the inline chain
+	 * (elfscan_inlines() gives every link); and the call site in func of the outermost
+	 * inlined call. NULL and 0 when addr is in no inlined code. */
+	const char *inlined;
+	unsigned int ninlined;
+	const char *call_file;
+	int call_line;
+};
+
+/* One link of an inline chain: the function inlined, and where it was called from (in the
+ * next link's function, or in the containing function for the last). */
+struct elfscan_inline {
+	const char *func;
+	const char *call_file; /* NULL when DWARF does not say */
+	int call_line, call_column;
 };
 
 /* A PT_LOAD segment. */
@@ -139,6 +159,10 @@ const struct elfscan_exit *elfscan_exit_point(const struct elfscan *es, size_t i
 /* Symbolize addr: function from the symbol table (or DWARF), file:line from DWARF.
  * Strings live as long as es. Returns -ENOENT (loc zeroed) when nothing covers addr. */
 int elfscan_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc);
+/* The inline chain at addr, innermost first, as DWARF's scopes give it (DW_TAG_inlined_subroutine
+ * entries up to the DW_TAG_subprogram): up to max links into out; returns how many there are
+ * (0 outside inlined code, without DWARF, or in a relocatable file). Strings live as long as es. */
+size_t elfscan_inlines(struct elfscan *es, uint64_t addr, struct elfscan_inline *out, size_t max);
 /* Whether DWARF line information was found (in the file or a separate debug file). */
 bool elfscan_has_dwarf(struct elfscan *es);
 /* Path of the separate debug file used, NULL when none. */

@@ -334,6 +334,47 @@ static const struct es_sym *sym_for(struct elfscan *es, uint64_t addr, uint64_t 
 	return s;
 }
 
+/* The executable section holding addr, for code no symbol names. */
+static const char *section_at(const struct elfscan *es, uint64_t addr, uint64_t *off)
+{
+	for (size_t i = 1; i < es->shnum && es->shdrs && es->secaddr; i++) {
+		const GElf_Shdr *sh = &es->shdrs[i];
+		uint64_t lo = es->secaddr[i];
+		const char *name;
+
+		if ((sh->sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+		    addr < lo || addr - lo >= sh->sh_size)
+			continue;
+		name = es_secname(es, i);
+		if (!*name)
+			return NULL;
+		*off = addr - lo;
+		return name;
+	}
+	return NULL;
+}
+
+/* The inline chain at addr into loc: its innermost function and its outermost call site. */
+static void inline_chain(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc)
+{
+	struct elfscan_inline in[64];
+	size_t n = es_dwarf_inlines(es, addr, in, 64);
+
+	if (!n)
+		return;
+	loc->inlined = in[0].func;
+	loc->ninlined = n > UINT32_MAX ? UINT32_MAX : (unsigned int)n;
+	if (n <= 64) {
+		loc->call_file = in[n - 1].call_file;
+		loc->call_line = in[n - 1].call_line;
+	}
+}
+
+size_t elfscan_inlines(struct elfscan *es, uint64_t addr, struct elfscan_inline *out, size_t max)
+{
+	return es ? es_dwarf_inlines(es, addr, out, max) : 0;
+}
+
 int elfscan_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc)
 {
 	const struct es_sym *s;
@@ -356,7 +397,11 @@ int elfscan_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc
 		loc->file = NULL;
 		loc->line = loc->column = 0;
 	}
-	if (!loc->func && !loc->file)
+	if (!loc->func)
+		loc->section = section_at(es, addr, &loc->section_off);
+	else if (loc->file)
+		inline_chain(es, addr, loc);
+	if (!loc->func && !loc->file && !loc->section)
 		return es_err(ENOENT, "%s: no symbol or line information covers 0x%" PRIx64,
 			      es->path, addr);
 	return 0;

@@ -21,7 +21,8 @@ struct rd_global {
 	bool json;   /* -j/--json */
 	bool pretty; /* --pretty (implies --json) */
 	bool verbose;
-	struct jw *jw;	 /* writer on stdout when json */
+	struct jw *jw;	 /* writer on json_out (stdout when NULL) when json */
+	FILE *json_out;	 /* where a command writes its JSON documents, errors included */
 	const char *cmd; /* the command running, for messages */
 };
 
@@ -54,6 +55,9 @@ int cmd_exporter(int argc, char **argv);
 /* Recreate rd.jw to match rd.pretty once a command has parsed its own options.
  * Returns EXIT_OK, or EXIT_ERROR (reported) when out of memory. */
 int rd_json_writer(void);
+/* Send the command's JSON documents, error objects included, to f from now on (stat writes
+ * its summary on stderr or into a file). Returns EXIT_OK, or EXIT_ERROR when out of memory. */
+int rd_json_writer_to(FILE *f);
 
 /* Command lines. A command lists only its own options; rd_getopt() adds and handles those
  * every command takes: -j/--json, --pretty and -h/--help. -p is --pid wherever a process is

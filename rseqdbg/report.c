@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* How the tool reports: errors and warnings on stderr, errors in JSON mode on stdout too,
- * and the message a failed function leaves for the command to report. */
+/* How the tool reports: errors and warnings on stderr, errors in JSON mode also where the
+ * command writes its JSON, and the message a failed function leaves for the command to report. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,9 +82,15 @@ void rd_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+int rd_json_writer_to(FILE *f)
+{
+	rd.json_out = f;
+	return rd_json_writer();
+}
+
 int rd_json_writer(void)
 {
-	struct jw *w = jw_new(stdout, rd.pretty);
+	struct jw *w = jw_new(rd.json_out ? rd.json_out : stdout, rd.pretty);
 
 	if (!w)
 		return rd_error("out of memory");

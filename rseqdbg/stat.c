@@ -23,6 +23,8 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -o, --output FILE    write the summary to FILE (default: standard error)\n"
 		"      --top N          show the N sections with most aborts (default: all)\n"
+		"      --no-uprobes     no uprobes on the abort handlers: no handler entries\n"
+		"                       counted (each costs a trap into the kernel)\n"
 		"  -j, --json           print the summary as one JSON object\n"
 		"      --pretty         pretty-printed JSON (implies --json)\n"
 		"  -h, --help           print this help\n\n"
@@ -34,7 +36,7 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 			 int top)
 {
 	struct rd_summary s;
-	struct jw *w;
+	struct jw *w = rd.jw;
 	int err = rd_tracer_summary(t, &s);
 
 	if (err)
@@ -47,11 +49,6 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 		rd_summary_free(&s);
 		return 0;
 	}
-	w = jw_new(out, rd.pretty);
-	if (!w) {
-		rd_summary_free(&s);
-		return rd_error("out of memory");
-	}
 	jw_obj_open(w);
 	jw_key(w, "command");
 	jw_arr_open(w);
@@ -63,16 +60,17 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	rd_summary_json(&s, w, top);
 	jw_obj_close(w);
 	jw_end(w);
-	jw_free(w);
 	rd_summary_free(&s);
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, const char **output, unsigned long long *top)
+static int parse_opts(int argc, char **argv, const char **output, unsigned long long *top,
+		      struct rd_tracer_opts *o)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"top", required_argument, NULL, 'T'},
+	    {"no-uprobes", no_argument, NULL, 'U'},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"+o:", longopts, usage};
@@ -86,6 +84,9 @@ static int parse_opts(int argc, char **argv, const char **output, unsigned long 
 		case 'T':
 			if (!rd_parse_u64(optarg, top) || *top > 1000000)
 				return rd_error("--top: '%s' is not a count", optarg);
+			break;
+		case 'U':
+			o->no_uprobes = true;
 			break;
 		default:
 			return c;
@@ -133,7 +134,10 @@ int cmd_stat(int argc, char **argv)
 	FILE *out = stderr;
 	int ret, status = 0, code;
 
-	ret = parse_opts(argc, argv, &output, &top);
+	/* The summary and, in JSON mode, an error object go to one stream: stderr or --output. */
+	if (rd_json_writer_to(stderr))
+		return EXIT_ERROR;
+	ret = parse_opts(argc, argv, &output, &top, &o);
 	if (ret)
 		return ret < 0 ? rd_opt_exit(ret) : ret;
 	rd_features_probe(&f);
@@ -144,6 +148,10 @@ int cmd_stat(int argc, char **argv)
 		out = fopen(output, "we");
 		if (!out)
 			return rd_error("cannot write %s: %s", output, strerror(errno));
+		if (rd_json_writer_to(out)) {
+			fclose(out);
+			return EXIT_ERROR;
+		}
 	}
 	ret = rd_tracer_start(&o, &f, argv + optind, &child, &t);
 	if (ret) {
@@ -160,7 +168,9 @@ int cmd_stat(int argc, char **argv)
 		code = status;
 out:
 	rd_tracer_free(t);
-	if (out != stderr)
+	if (out != stderr) {
+		rd_json_writer_to(stderr); /* the writer on out goes before out is closed */
 		fclose(out);
+	}
 	return code;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Printing a program location, shared by every command that shows addresses. */
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +86,7 @@ bool rd_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc)
 		memset(loc, 0, sizeof(*loc));
 		return false;
 	}
-	return loc->func != NULL;
+	return loc->func || loc->section;
 }
 
 static const char *base_name(const char *path)
@@ -94,26 +96,62 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Appends to buf[*n..len) like snprintf, keeping *n within the buffer. */
+static void put(char *buf, size_t len, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void put(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (*n >= len - 1)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		*n = (size_t)r >= len - *n ? len - 1 : *n + (size_t)r;
+}
+
+/* "name+0x12", or "name" at offset 0. */
+static void put_name(char *buf, size_t len, size_t *n, const char *name, uint64_t off)
+{
+	if (off)
+		put(buf, len, n, "%s+%#" PRIx64, rd_safe(name), off);
+	else
+		put(buf, len, n, "%s", rd_safe(name));
+}
+
 const char *rd_loc_str(const struct elfscan_loc *loc, char *buf, size_t len)
 {
+	bool line = loc->file && loc->line > 0;
 	size_t n = 0;
-	int r;
 
 	if (!len)
 		return buf;
 	buf[0] = '\0';
-	if (loc->func) {
-		if (loc->func_off)
-			r = snprintf(buf, len, "%s+%#" PRIx64, rd_safe(loc->func), loc->func_off);
-		else
-			r = snprintf(buf, len, "%s", rd_safe(loc->func));
-		n = r < 0 ? 0 : ((size_t)r >= len ? len - 1 : (size_t)r);
+	if (loc->func && loc->inlined) {
+		/* "inlined (bits.h:35) inlined in func+0x9b (test.c:120)" */
+		put(buf, len, &n, "%s", rd_safe(loc->inlined));
+		if (line)
+			put(buf, len, &n, " (%s:%d)", rd_safe(base_name(loc->file)), loc->line);
+		put(buf, len, &n, " inlined in ");
+		put_name(buf, len, &n, loc->func, loc->func_off);
+		if (loc->call_file && loc->call_line > 0)
+			put(buf, len, &n, " (%s:%d)", rd_safe(base_name(loc->call_file)),
+			    loc->call_line);
+		return buf;
 	}
-	if (loc->file && loc->line > 0)
-		snprintf(buf + n, len - n, n ? " (%s:%d)" : "%s:%d", rd_safe(base_name(loc->file)),
-			 loc->line);
+	if (loc->func)
+		put_name(buf, len, &n, loc->func, loc->func_off);
+	else if (loc->section)
+		put_name(buf, len, &n, loc->section, loc->section_off);
+	if (line)
+		put(buf, len, &n, n ? " (%s:%d)" : "%s:%d", rd_safe(base_name(loc->file)),
+		    loc->line);
 	else if (!n)
-		snprintf(buf, len, "?");
+		put(buf, len, &n, "?");
 	return buf;
 }
 
@@ -131,26 +169,52 @@ const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len)
 	return rd_loc_str(&loc, buf, len);
 }
 
+void rd_json_inlined(struct jw *w, struct elfscan *es, uint64_t addr, const struct elfscan_loc *loc)
+{
+	struct elfscan_inline in[64];
+	size_t n = loc->inlined ? elfscan_inlines(es, addr, in, 64) : 0;
+
+	jw_key(w, "inlined");
+	jw_arr_open(w);
+	for (size_t i = 0; i < n && i < 64; i++) {
+		jw_obj_open(w);
+		jw_kstr(w, "function", in[i].func);
+		jw_kstr(w, "call_file", in[i].call_file);
+		jw_key(w, "call_line");
+		if (in[i].call_line > 0)
+			jw_u64(w, (uint64_t)in[i].call_line);
+		else
+			jw_null(w);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+}
+
 void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias)
 {
 	struct elfscan_loc loc;
-	bool have_func = rd_symbolize(es, addr, &loc);
-	bool have_line = loc.file && loc.line > 0;
+	bool have_line;
 
+	rd_symbolize(es, addr, &loc);
+	have_line = loc.file && loc.line > 0;
 	jw_obj_open(w);
 	jw_ku64(w, "addr", addr + bias);
 	jw_kstr(w, "function", loc.func);
 	jw_key(w, "offset");
-	if (have_func)
+	if (loc.func)
 		jw_u64(w, loc.func_off);
+	else if (loc.section)
+		jw_u64(w, loc.section_off);
 	else
 		jw_null(w);
+	jw_kstr(w, "section", loc.func ? NULL : loc.section);
 	jw_kstr(w, "file", have_line ? loc.file : NULL);
 	jw_key(w, "line");
 	if (have_line)
 		jw_u64(w, (uint64_t)loc.line);
 	else
 		jw_null(w);
+	rd_json_inlined(w, es, addr, &loc);
 	jw_obj_close(w);
 }
 

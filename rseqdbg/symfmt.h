@@ -21,12 +21,16 @@ const char *rd_safe(const char *s);
 #define RD_LOC_LEN 512
 
 /* Symbolize addr (a libelfscan address of es); loc is zeroed when nothing covers it or es is
- * NULL. Returns whether a function was found. */
+ * NULL. Returns whether a name was found: a function, or the section of code no symbol
+ * covers. */
 bool rd_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc);
 
 /* "func+0x12 (file.S:42)", "func (file.S:42)" at offset 0, "func+0x12" without line
- * information, "file.S:42" without a symbol, "?" with neither. The file is shown by its last
- * path component. Returns buf. */
+ * information, "__rseq_failure+0x2b (file.S:42)" for code no symbol covers (by section, as
+ * objdump names it), "file.S:42" without either, "?" with nothing. Code inlined into func
+ * reads "inlined (bits.h:35) inlined in func+0x9b (test.c:120)": the innermost inlined
+ * function with its line, then the function and the line of the outermost call. The file is
+ * shown by its last path component. Returns buf. */
 const char *rd_loc_str(const struct elfscan_loc *loc, char *buf, size_t len);
 
 /* "libfoo.so+0x12": an offset in the module at path, for an address without a symbol. */
@@ -35,10 +39,17 @@ const char *rd_modoff_str(const char *path, uint64_t off, char *buf, size_t len)
 /* rd_symbolize() + rd_loc_str() in one call. */
 const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len);
 
-/* A LOC object {"addr", "function", "offset", "file", "line"} for the libelfscan address
- * addr of es; "addr" is written as addr + bias (the runtime address of a loaded module, 0
- * for a file). Unknown parts are null; es may be NULL. */
+/* A LOC object {"addr", "function", "offset", "section", "file", "line", "inlined"} for the
+ * libelfscan address addr of es; "addr" is written as addr + bias (the runtime address of a
+ * loaded module, 0 for a file). "section" names the section of code no function covers
+ * ("offset" is then in it); "inlined" is the inline chain, innermost first, each
+ * {"function", "call_file", "call_line"} (empty outside inlined code). Unknown parts are
+ * null; es may be NULL. */
 void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias);
+
+/* The member "inlined" of a LOC object: loc is addr symbolized in es. */
+void rd_json_inlined(struct jw *w, struct elfscan *es, uint64_t addr,
+		     const struct elfscan_loc *loc);
 
 /* The same after jw_key(w, key). */
 void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias);

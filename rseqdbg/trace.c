@@ -33,8 +33,10 @@ static void usage(FILE *f)
 	       "  -- CMD ARGS           run CMD and trace it, its threads and its children from\n"
 	       "                        its first instruction; exit with its status\n\n"
 	       "Output:\n"
-	       "      --events LIST     events to print: abort,migrate,update,signal or all\n"
-	       "                        (default: abort,migrate)\n"
+	       "      --events LIST     events to print: abort,user-abort,migrate,update,signal\n"
+	       "                        or all (default: abort,user-abort,migrate)\n"
+	       "      --no-uprobes      no uprobes on the abort handlers: no user-abort events\n"
+	       "                        and no handler entries counted\n"
 	       "      --summary         print no events, only summaries\n"
 	       "      --interval S      with --summary, print one every S seconds (with the\n"
 	       "                        rates over the last interval)\n"
@@ -69,9 +71,11 @@ static int parse_events(const char *s, uint32_t *emit)
 			*emit |= 1u << RT_EV_UPDATE;
 		else if (!strcmp(tok, "signal"))
 			*emit |= 1u << RT_EV_SIGNAL;
+		else if (!strcmp(tok, "user-abort"))
+			*emit |= 1u << RT_EV_USER_ABORT;
 		else if (!strcmp(tok, "all"))
 			*emit |= 1u << RT_EV_ABORT | 1u << RT_EV_MIGRATE | 1u << RT_EV_UPDATE |
-				 1u << RT_EV_SIGNAL;
+				 1u << RT_EV_SIGNAL | 1u << RT_EV_USER_ABORT;
 		else
 			return -EINVAL;
 	}
@@ -124,7 +128,8 @@ enum {
 	O_STACK,
 	O_FOLDED,
 	O_RINGBUF,
-	O_CHECK
+	O_CHECK,
+	O_NO_UPROBES,
 };
 
 /* One option of the command line; 0 or an exit status. */
@@ -138,9 +143,10 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 		return rd_filter_opt(&a->o, opt, arg);
 	case O_EVENTS:
 		if (parse_events(arg, &a->o.emit))
-			return rd_error("--events: '%s' is not a list of abort, migrate, update, "
-					"signal or all",
-					arg);
+			return rd_error(
+			    "--events: '%s' is not a list of abort, user-abort, migrate, "
+			    "update, signal or all",
+			    arg);
 		return 0;
 	case O_SUMMARY:
 		c->summary = true;
@@ -166,6 +172,9 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 	case O_CHECK:
 		a->check = true;
 		return 0;
+	case O_NO_UPROBES:
+		a->o.no_uprobes = true;
+		return 0;
 	}
 	return EXIT_ERROR;
 }
@@ -186,6 +195,7 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 	    {"folded", no_argument, NULL, O_FOLDED},
 	    {"ringbuf-size", required_argument, NULL, O_RINGBUF},
 	    {"check", no_argument, NULL, O_CHECK},
+	    {"no-uprobes", no_argument, NULL, O_NO_UPROBES},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"+p:t:", longopts, usage};
@@ -193,7 +203,7 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 
 	a->o.pids = a->pids;
 	a->o.tids = a->tids;
-	a->o.emit = 1u << RT_EV_ABORT | 1u << RT_EV_MIGRATE;
+	a->o.emit = 1u << RT_EV_ABORT | 1u << RT_EV_USER_ABORT | 1u << RT_EV_MIGRATE;
 	a->top = 10;
 	while ((opt = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
 		if (opt < 0)

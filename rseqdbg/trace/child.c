@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The command trace and stat run, and the signals that end a trace. */
 #include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <string.h>
 #include <stdlib.h>
@@ -43,9 +44,27 @@ void rd_tracer_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
+/* The file execvp() would run for name, in buf; false when there is none. */
+static bool command_path(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(name, '/'))
+		return snprintf(buf, len, "%s", name) < (int)len;
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		if (snprintf(buf, len, "%.*s/%s", (int)(end - p), end > p ? p : ".", name) <
+			(int)len &&
+		    !access(buf, X_OK))
+			return true;
+	}
+	return false;
+}
+
 int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char **argv,
 		    struct rd_spawn *child, struct rd_tracer **t)
 {
+	char path[4096];
 	int ret, st;
 
 	*t = NULL;
@@ -68,8 +87,18 @@ int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char 
 		return ret;
 	}
 	rd_tracer_signals();
-	if (!argv)
+	if (!argv) {
+		/* The abort handlers of the modules they map get their uprobes now, not at the
+		 * first kernel abort: a section may only ever branch to its handler. */
+		for (size_t i = 0; i < o->npids; i++)
+			rd_tracer_learn_pid(*t, o->pids[i]);
+		for (size_t i = 0; i < o->ntids; i++)
+			rd_tracer_learn_pid(*t, o->tids[i]);
 		return 0;
+	}
+	/* Its abort handlers get their uprobes before its first instruction runs. */
+	if (command_path(argv[0], path, sizeof(path)))
+		rd_tracer_learn_file(*t, path);
 	ret = rd_spawn_release(child);
 	if (ret) {
 		waitpid(child->pid, &st, 0);

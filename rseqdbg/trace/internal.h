@@ -11,6 +11,8 @@
 struct elfscan_decoder;
 struct rseqtrace_bpf;
 struct ring_buffer;
+struct bpf_link;
+struct elfscan;
 
 /* A file that holds sections, known by (dev, ino) so it stays usable after its process exits. */
 struct symfile {
@@ -52,10 +54,20 @@ struct rd_tracer {
 	size_t npids;
 	struct seccache **secs; /* each allocated alone: its info is handed out */
 	size_t nsecs;
+	bool uprobes_on;	   /* uprobes on abort handlers (not --no-uprobes) */
+	struct bpf_link **uprobes; /* uprobes.c: one per abort handler of the known files */
+	size_t nuprobes, capuprobes;
+	uint64_t uprobe_failures;    /* handlers whose uprobe could not be attached */
 	struct elfscan_decoder *dec; /* insn.c: for files of dec_machine and dec_class */
 	uint16_t dec_machine;
 	int dec_class;
 };
+
+/* Attach a uprobe on each abort handler of the sections of es (file path), when uprobes are
+ * on; a failure is counted in uprobe_failures. */
+void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan *es);
+/* Detach them all. */
+void rd_tracer_uprobes_free(struct rd_tracer *t);
 
 /* Free what symbols.c and insn.c keep in t. */
 void rd_tracer_syms_free(struct rd_tracer *t);

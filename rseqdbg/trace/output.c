@@ -28,6 +28,8 @@ static const char *event_name(uint32_t type)
 		return "cpu_id";
 	case RT_EV_SIGNAL:
 		return "signal";
+	case RT_EV_USER_ABORT:
+		return "user-abort";
 	default:
 		return "?";
 	}
@@ -74,7 +76,7 @@ static void print_abort_plain(struct rd_trace_out *c, const struct rt_event *e,
 {
 	char loc[RD_LOC_LEN];
 
-	if (si && si->loc.func)
+	if (si && (si->loc.func || si->loc.section))
 		rd_loc_str(&si->loc, loc, sizeof(loc));
 	else
 		snprintf(loc, sizeof(loc), "%#" PRIx64, (uint64_t)e->a1);
@@ -114,6 +116,31 @@ static void json_abort(struct rd_trace_out *c, const struct rt_event *e,
 		jw_kbool(w, "ids_changed", e->kmask & RT_KEV_IDS_CHANGED);
 	if (e->kmask & RT_KEV_USER_IRQ_KNOWN)
 		jw_kbool(w, "user_irq", e->kmask & RT_KEV_USER_IRQ);
+	jw_obj_close(w);
+}
+
+/* An entry into the abort handler by a branch in user space: the section it serves. */
+static void print_user_abort(struct rd_trace_out *c, const struct rt_event *e,
+			     const struct rd_secinfo *si)
+{
+	char loc[RD_LOC_LEN], handler[RD_LOC_LEN];
+
+	if (si && (si->loc.func || si->loc.section))
+		rd_loc_str(&si->loc, loc, sizeof(loc));
+	else
+		snprintf(loc, sizeof(loc), "%#" PRIx64, (uint64_t)e->a1);
+	printf("section %s handler %s entered by a branch, not by the kernel\n", loc,
+	       rd_tracer_sym(c->t, e->pid, e->a3, handler, sizeof(handler)));
+}
+
+static void json_user_abort(struct jw *w, const struct rt_event *e, const struct rd_secinfo *si)
+{
+	jw_key(w, "section");
+	jw_obj_open(w);
+	rd_json_secinfo(w, si);
+	jw_ku64(w, "start_ip", e->a1);
+	jw_ku64(w, "post_commit_offset", e->a2);
+	jw_ku64(w, "abort_ip", e->a3);
 	jw_obj_close(w);
 }
 
@@ -163,6 +190,9 @@ static void json_event(struct rd_trace_out *c, const struct rt_event *e, double 
 	case RT_EV_SIGNAL:
 		jw_ku64(w, "signal", e->a0);
 		break;
+	case RT_EV_USER_ABORT:
+		json_user_abort(w, e, si);
+		break;
 	}
 	jw_obj_close(w);
 	jw_end(w);
@@ -198,6 +228,9 @@ static void print_event(struct rd_trace_out *c, const struct rt_event *e, double
 	case RT_EV_SIGNAL:
 		printf("%s\n", strsignal((int)e->a0));
 		break;
+	case RT_EV_USER_ABORT:
+		print_user_abort(c, e, si);
+		break;
 	}
 }
 
@@ -209,7 +242,9 @@ int rd_out_event(void *ctx, const struct rt_event *e)
 	double wall = rd_tracer_walltime(c->t, e->ts);
 
 	c->events++;
-	if (e->type == RT_EV_ABORT) {
+	if (e->type == RT_EV_USER_ABORT && !c->summary && !c->folded) {
+		si = rd_tracer_section_of(c->t, e->pid, e->a1);
+	} else if (e->type == RT_EV_ABORT) {
 		si = rd_tracer_section_of(c->t, e->pid, e->a1);
 		if (c->folded)
 			fold_add(c, e);

@@ -155,7 +155,7 @@ static void hist_bounds(int slot, uint64_t *lo, uint64_t *hi)
 
 static const char *section_name(const struct rd_sum_section *e, char *buf, size_t len)
 {
-	if (e->si && e->si->loc.func)
+	if (e->si && (e->si->loc.func || e->si->loc.section))
 		return rd_loc_str(&e->si->loc, buf, len);
 	snprintf(buf, len, "%#" PRIx64, (uint64_t)e->key.start_ip);
 	return buf;
@@ -188,6 +188,12 @@ static void print_totals(const struct rd_summary *s, FILE *f)
 	if (g->updates)
 		fprintf(f, "abort rate      %10.4f aborts per cpu_id update\n",
 			(double)g->aborts / (double)g->updates);
+	if (s->uprobes)
+		fprintf(f,
+			"handler entries %10" PRIu64 "  (%" PRIu64 " after kernel aborts, %" PRIu64
+			" from branches in user space)\n",
+			(uint64_t)g->handler_entries,
+			(uint64_t)(g->handler_entries - g->user_aborts), (uint64_t)g->user_aborts);
 }
 
 /* The histogram of where in a section its aborts hit, one bar a slot. */
@@ -241,6 +247,12 @@ static void print_section(const struct rd_summary *s, const struct rd_sum_sectio
 	if (s->recent_seconds > 0)
 		fprintf(f, "%-8s last %.3f s: %" PRIu64 " aborts, %.1f/s\n", "", s->recent_seconds,
 			e->recent, rate(e->recent, s->recent_seconds));
+	if (s->uprobes)
+		fprintf(f,
+			"%-8s handler entries %" PRIu64 ": %" PRIu64
+			" after kernel aborts, %" PRIu64 " from branches in user space\n",
+			"", (uint64_t)(e->v.entries_kernel + e->v.entries_user),
+			(uint64_t)e->v.entries_kernel, (uint64_t)e->v.entries_user);
 	print_hist(e, f);
 }
 
@@ -262,8 +274,19 @@ static void print_losses(const struct rd_summary *s, FILE *f)
 	const struct rt_stats *g = &s->total;
 
 	if (g->ringbuf_drops || g->notify_drops || g->map_full || g->storage_misses ||
-	    s->fixup_skipped || s->backup_skipped || s->events_skipped)
+	    s->fixup_skipped || s->backup_skipped || s->events_skipped || s->uprobe_failures ||
+	    s->uprobe_skipped)
 		fprintf(f, "\n");
+	if (s->uprobe_failures)
+		fprintf(f,
+			"uprobes: %" PRIu64 " abort handlers could not be probed: their entries "
+			"are not counted\n",
+			s->uprobe_failures);
+	if (s->uprobe_skipped)
+		fprintf(f,
+			"uprobes: the kernel skipped the handler program %" PRIu64
+			" times: handler entries are short by as many\n",
+			s->uprobe_skipped);
 	if (s->fixup_skipped || s->backup_skipped)
 		fprintf(f,
 			"the kernel skipped the abort program %" PRIu64
@@ -312,12 +335,15 @@ void rd_json_secinfo(struct jw *w, const struct rd_secinfo *si)
 	const struct elfscan_loc *l = si ? &si->loc : NULL;
 
 	jw_kstr(w, "function", l ? l->func : NULL);
+	jw_kstr(w, "section", l && !l->func ? l->section : NULL);
 	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
 	jw_key(w, "line");
 	if (l && l->line > 0)
 		jw_u64(w, (uint64_t)l->line);
 	else
 		jw_null(w);
+	rd_json_inlined(w, si ? si->es : NULL, si ? si->link_start : 0,
+			l ? l : &(const struct elfscan_loc){0});
 	jw_kstr(w, "module", si ? si->module : NULL);
 }
 
@@ -328,6 +354,21 @@ static void json_causes(struct jw *w, const char *key, const __u64 *c)
 	for (int i = 0; i < RT_NCAUSES; i++)
 		jw_ku64(w, rd_cause_name(i), c[i]);
 	jw_obj_close(w);
+}
+
+/* "handler_entries" and "user_aborts", null without uprobes. */
+static void json_entries(struct jw *w, const struct rd_summary *s, uint64_t entries, uint64_t user)
+{
+	jw_key(w, "handler_entries");
+	if (s->uprobes)
+		jw_u64(w, entries);
+	else
+		jw_null(w);
+	jw_key(w, "user_aborts");
+	if (s->uprobes)
+		jw_u64(w, user);
+	else
+		jw_null(w);
 }
 
 static void json_totals(const struct rd_summary *s, struct jw *w)
@@ -358,6 +399,17 @@ static void json_totals(const struct rd_summary *s, struct jw *w)
 	jw_ku64(w, "fixup_program_skipped", s->fixup_skipped);
 	jw_ku64(w, "backup_program_skipped", s->backup_skipped);
 	jw_ku64(w, "event_programs_skipped", s->events_skipped);
+	json_entries(w, s, g->handler_entries, g->user_aborts);
+	jw_key(w, "uprobes");
+	if (!s->uprobes) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_open(w);
+	jw_ku64(w, "attached", s->uprobes_attached);
+	jw_ku64(w, "failed", s->uprobe_failures);
+	jw_ku64(w, "program_skipped", s->uprobe_skipped);
+	jw_obj_close(w);
 }
 
 static void json_hist(const struct rd_sum_section *e, struct jw *w)
@@ -393,6 +445,7 @@ static void json_section(const struct rd_summary *s, const struct rd_sum_section
 	jw_ku64(w, "post_commit_offset", e->v.post_commit_offset);
 	jw_ku64(w, "abort_ip", e->v.abort_ip);
 	jw_ku64(w, "aborts", e->aborts);
+	json_entries(w, s, e->v.entries_kernel + e->v.entries_user, e->v.entries_user);
 	jw_kdouble(w, "aborts_per_second", rate(e->aborts, s->seconds));
 	if (s->recent_seconds > 0) {
 		jw_ku64(w, "recent_aborts", e->recent);

@@ -49,6 +49,10 @@ struct rd_summary {
 	uint64_t fixup_skipped;
 	uint64_t backup_skipped;
 	uint64_t events_skipped;
+	/* Uprobes on the abort handlers (not --no-uprobes): how many were attached, how many
+	 * could not be, and the runs of their program the kernel skipped. */
+	bool uprobes;
+	uint64_t uprobes_attached, uprobe_failures, uprobe_skipped;
 	double seconds;	       /* covered by the counts */
 	double recent_seconds; /* since the previous summary; 0 when none */
 	uint64_t recent_aborts;

@@ -35,6 +35,7 @@ static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const
 		return NULL;
 	}
 	v[t->nfiles] = (struct symfile){.dev = dev, .ino = ino, .path = p, .es = es};
+	rd_tracer_uprobe_file(t, path, es);
 	return &v[t->nfiles++];
 }
 

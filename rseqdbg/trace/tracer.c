@@ -46,6 +46,11 @@ static int sample_notify(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*n))
 		return 0;
+	/* The new program's modules (mapped so far), so that its handlers get their uprobes. */
+	if (n->type == RT_EV_EXEC) {
+		rd_tracer_learn_pid(t, n->pid);
+		return 0;
+	}
 	rd_tracer_section(t, n->pid, n->start_ip, n->dev, n->ino, n->file_off);
 	return 0;
 }
@@ -90,6 +95,7 @@ static int make_config(const struct rd_tracer_opts *o, const struct rd_tracer *t
 	cfg->stack = o->stack;
 	cfg->nr_cpus = t->ncpus;
 	cfg->no_event_mask = t->mode == RD_MODE_NO_MASK;
+	cfg->uprobes = !o->no_uprobes;
 	return 0;
 }
 
@@ -169,6 +175,8 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		bpf_map__set_max_entries(skel->maps.events, o->ringbuf_size);
 	bpf_program__set_autoload(skel->progs.signal_deliver, f->tp_signal);
 	bpf_program__set_autoload(skel->progs.sched_process_fork, f->tp_fork && o->follow_forks);
+	t->uprobes_on = !o->no_uprobes;
+	bpf_program__set_autoload(skel->progs.abort_handler, t->uprobes_on);
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
@@ -285,6 +293,7 @@ void rd_tracer_free(struct rd_tracer *t)
 {
 	if (!t)
 		return;
+	rd_tracer_uprobes_free(t);
 	ring_buffer__free(t->rb);
 	rseqtrace_bpf__destroy(t->skel);
 	rd_tracer_syms_free(t);
@@ -380,6 +389,10 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 		goto fail;
 	s->fixup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup);
 	s->backup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup_backup);
+	s->uprobes = t->uprobes_on;
+	s->uprobes_attached = t->nuprobes;
+	s->uprobe_failures = t->uprobe_failures;
+	s->uprobe_skipped = t->uprobes_on ? prog_skipped(t->skel->progs.abort_handler) : 0;
 	s->events_skipped = prog_skipped(t->skel->progs.sched_switch) +
 			    prog_skipped(t->skel->progs.sched_migrate_task) +
 			    prog_skipped(t->skel->progs.signal_deliver);

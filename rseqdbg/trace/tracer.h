@@ -29,6 +29,7 @@ struct rd_tracer_opts {
 	uint32_t emit;	    /* (1 << enum rt_event_type) sent through the ring buffer */
 	bool stack;
 	uint32_t ringbuf_size; /* 0: default */
+	bool no_uprobes;       /* --no-uprobes: no uprobe on the abort handlers */
 };
 
 struct rd_tracer;

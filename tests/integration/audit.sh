@@ -113,6 +113,7 @@ declare -A WANT=(
 	[rseq035-return]="RSEQ035"
 	[rseq036-stack-pointer]="RSEQ036"
 	[rseq037-undeclared-exit]="RSEQ037"
+	[rseq037-exit-stub]="RSEQ037"
 	[rseq038-jump-into]="RSEQ038"
 	[rseq039-spans-functions]="RSEQ039"
 	[rseq040-no-commit]="RSEQ040"

@@ -12,7 +12,7 @@ W="$BUILD/tests/workloads/rseq_workload"
 max_prog_id() { bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys; print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
 left_behind() { # $1 = highest id before
 	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
-names = {"rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_ip_fixup_b", "sched_process_exit", "sched_process_e", "rseq_update", "sched_switch", "sched_migrate_task", "signal_deliver", "sched_process_fork"}
+names = {"rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_ip_fixup_b", "sched_process_exit", "sched_process_e", "rseq_update", "sched_switch", "sched_migrate_task", "signal_deliver", "sched_process_fork", "abort_handler"}
 print(" ".join("%s:%d" % (p["name"], p["id"]) for p in json.load(sys.stdin) if p.get("name") in names and p["id"] > int(sys.argv[1])))' "$1"
 }
 
@@ -199,6 +199,30 @@ else
 fi
 err=$("$RSEQDBG" stat 2>&1 >/dev/null)
 check "stat: no command is an error (exit 2)" test $? -eq 2
+
+# Each process is named after the program it runs, not after rseqdbg that forked it.
+check "stat --json: processes[].comm is the command's name" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = sorted({p["comm"] for p in d["processes"]})
+assert got == ["rseq_workload"], got
+' "$TMP/migrations.json"
+
+# JSON mode: an error object goes to the summary's stream (stderr, or --output), stdout
+# stays the command's.
+"$RSEQDBG" stat --json -- /nonexistent/cmd >"$TMP/err.stdout" 2>"$TMP/err.stderr"
+check "stat --json: an error is a JSON object on stderr, nothing on stdout" python3 -c '
+import json, sys
+assert open(sys.argv[1]).read() == "", "stdout not empty"
+docs = [l for l in open(sys.argv[2]) if l.startswith("{")]
+assert len(docs) == 1 and "/nonexistent/cmd" in json.loads(docs[0])["error"], docs
+' "$TMP/err.stdout" "$TMP/err.stderr"
+"$RSEQDBG" stat --json -o "$TMP/err.json" -- /nonexistent/cmd >"$TMP/err.stdout" 2>/dev/null
+check "stat --json -o FILE: the error object is in FILE" python3 -c '
+import json, sys
+assert open(sys.argv[1]).read() == "", "stdout not empty"
+assert "/nonexistent/cmd" in json.load(open(sys.argv[2]))["error"]
+' "$TMP/err.stdout" "$TMP/err.json"
 
 left=$(left_behind "$first_id")
 for _ in $(seq 40); do

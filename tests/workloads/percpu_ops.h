@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * percpu_ops.h: per-CPU operations on restartable sequences, x86_64, written the way rseq
+ * libraries write them: each operation is a static inline function whose asm goto defines its
+ * descriptor in __rseq_cs (listed in __rseq_cs_ptr_array, its exits in
+ * __rseq_exit_point_array), arms rseq_cs, checks the CPU it was given against the thread's
+ * cpu_id at the top of the section, and has its abort handler, behind the signature, in a
+ * section of its own: __rseq_failure. Inlined into their callers, the sections are the
+ * callers' code, named by DWARF's inline chain.
+ *
+ * A stale cpu_id ends the section early, in user space: the branch reaches the abort handler
+ * through a stub in __rseq_failure that counts it (*user_branches) before it jumps there. The
+ * kernel cannot abort code outside the section, so the program knows exactly how many of
+ * its handler entries were its own branches and how many were the kernel's aborts.
+ */
+#ifndef PERCPU_OPS_H
+#define PERCPU_OPS_H
+
+#include <stdint.h>
+#include <sys/rseq.h>
+
+#define PCPU_SIG 0x53053053
+
+/* The thread's struct rseq, registered by glibc. */
+static inline struct rseq *pcpu_rseq(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+static inline int pcpu_cpu(void)
+{
+	return (int)__atomic_load_n(&pcpu_rseq()->cpu_id, __ATOMIC_RELAXED);
+}
+
+/* Descriptor label, start, post-commit and abort labels of one section. */
+#define PCPU_CS(desc, start, post, abort)                                                          \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                                       \
+	".balign 32\n\t" #desc ":\n\t"                                                             \
+	".long 0, 0\n\t"                                                                           \
+	".quad " #start "f, (" #post "f - " #start "f), " #abort "f\n\t"                           \
+	".popsection\n\t"                                                                          \
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"                                             \
+	".quad " #desc "b\n\t"                                                                     \
+	".popsection\n\t"
+
+#define PCPU_EXIT(start, exit)                                                                     \
+	".pushsection __rseq_exit_point_array, \"aw\"\n\t"                                         \
+	".quad " #start "f, " exit "\n\t"                                                          \
+	".popsection\n\t"
+
+#define PCPU_ARM(desc)                                                                             \
+	"leaq " #desc "b(%%rip), %%rax\n\t"                                                        \
+	"movq %%rax, %[rseq_cs]\n\t"
+
+/* The abort handler behind its signature (ud1), and the stub that counts a stale cpu_id. */
+#define PCPU_FAILURE(abort, stale, label)                                                          \
+	".pushsection __rseq_failure, \"ax\"\n\t"                                                  \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                                               \
+	".long 0x53053053\n\t" #abort ":\n\t"                                                      \
+	"jmp %l[" label "]\n\t" #stale ":\n\t"                                                     \
+	"incq (%[user_branches])\n\t"                                                              \
+	"jmp " #abort "b\n\t"                                                                      \
+	".popsection\n\t"
+
+/* *v += count on cpu. 0 when committed, -1 when aborted (by the kernel or by a stale cpu). */
+static inline __attribute__((always_inline)) int pcpu_addv(intptr_t *v, intptr_t count, int cpu,
+							   uint64_t *user_branches)
+{
+	struct rseq *rs = pcpu_rseq();
+
+	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_ARM(3) "1:\n\t"
+						     "cmpl %[cpu], %[cpu_id]\n\t"
+						     "jnz 5f\n\t"
+						     "movq %[v], %%rax\n\t"
+						     "addq %[count], %%rax\n\t"
+						     "movq %%rax, %[v]\n\t"
+						     "2:\n\t" PCPU_FAILURE(4, 5, "abort")
+		     : /* asm goto outputs are not used: memory only */
+		     : [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
+		       [v] "m"(*v), [count] "r"(count), [user_branches] "r"(user_branches)
+		     : "memory", "cc", "rax"
+		     : abort);
+	return 0;
+abort:
+	return -1;
+}
+
+/* Push node on the per-CPU list *head of cpu (node->next = *head; *head = node), if *head is
+ * still expect. 0 when pushed, 1 when *head changed (an exit point), -1 when aborted. */
+struct pcpu_node {
+	struct pcpu_node *next;
+};
+
+static inline __attribute__((always_inline)) int pcpu_cmpeqv_storev(struct pcpu_node **head,
+								    struct pcpu_node *expect,
+								    struct pcpu_node *node, int cpu,
+								    uint64_t *user_branches)
+{
+	struct rseq *rs = pcpu_rseq();
+
+	node->next = expect;
+	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_EXIT(1, "%l[ne]")
+			 PCPU_ARM(3) "1:\n\t"
+				     "cmpl %[cpu], %[cpu_id]\n\t"
+				     "jnz 5f\n\t"
+				     "cmpq %[head], %[expect]\n\t"
+				     "jnz %l[ne]\n\t"
+				     "movq %[node], %[head]\n\t"
+				     "2:\n\t" PCPU_FAILURE(4, 5, "abort")
+		     :
+		     : [cpu] "r"(cpu), [cpu_id] "m"(rs->cpu_id), [rseq_cs] "m"(rs->rseq_cs),
+		       [head] "m"(*head), [expect] "r"(expect), [node] "r"(node),
+		       [user_branches] "r"(user_branches)
+		     : "memory", "cc", "rax"
+		     : abort, ne);
+	return 0;
+abort:
+	return -1;
+ne:
+	return 1;
+}
+
+#endif
