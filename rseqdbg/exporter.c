@@ -51,6 +51,8 @@ static void usage(FILE *f)
 	    "      --max-series N      rseq_aborts_total series at most (default %d); the\n"
 	    "                          aborts of further ones count in comm=\"(other)\"\n"
 	    "      --per-cpu           add the rseq_percpu_* counters, one series per CPU\n"
+	    "      --no-uprobes        no uprobes on the abort handlers: no\n"
+	    "                          rseq_abort_handler_entries_total\n"
 	    "  -h, --help              print this help\n\n"
 	    "Once attached it prints one line on standard error saying where it serves.\n"
 	    "Exit status: 0 after SIGTERM or SIGINT, 2 on error.\n",
@@ -80,7 +82,7 @@ struct exporter {
 	bool wrote; /* textfile is ours to remove */
 };
 
-enum { O_LISTEN = 256, O_TEXTFILE, O_INTERVAL, O_MAX_SERIES, O_PER_CPU };
+enum { O_LISTEN = 256, O_TEXTFILE, O_INTERVAL, O_MAX_SERIES, O_PER_CPU, O_NO_UPROBES };
 
 static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 {
@@ -114,6 +116,9 @@ static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 	case O_PER_CPU:
 		a->per_cpu = true;
 		return 0;
+	case O_NO_UPROBES:
+		a->o.no_uprobes = true;
+		return 0;
 	}
 	return EXIT_ERROR;
 }
@@ -129,6 +134,7 @@ static int parse_opts(struct exporter_args *a, int argc, char **argv)
 	    {"interval", required_argument, NULL, O_INTERVAL},
 	    {"max-series", required_argument, NULL, O_MAX_SERIES},
 	    {"per-cpu", no_argument, NULL, O_PER_CPU},
+	    {"no-uprobes", no_argument, NULL, O_NO_UPROBES},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:", longopts, usage};
@@ -465,8 +471,10 @@ static int run(struct exporter *e, double interval)
 /* Everything after the options: a listening socket, the tracer, the first metrics. */
 static int start(struct exporter_args *a, struct exporter *e, int *fd, char *where, size_t wlen)
 {
-	struct rd_metrics_opts mo = {
-	    .max_series = a->max_series, .per_cpu = a->per_cpu, .version = RSEQDBG_VERSION};
+	struct rd_metrics_opts mo = {.max_series = a->max_series,
+				     .per_cpu = a->per_cpu,
+				     .uprobes = !a->o.no_uprobes,
+				     .version = RSEQDBG_VERSION};
 	struct rd_spawn child = RD_SPAWN_INIT;
 	static struct utsname u;
 	struct rd_features f;

@@ -15,10 +15,16 @@
 
 #define OTHER "(other)"
 
+/* A series' kind: an abort cause (rseq_aborts_total), or one of the two kinds of entries into
+ * an abort handler (rseq_abort_handler_entries_total). */
+#define ENTRY_KERNEL RT_NCAUSES
+#define ENTRY_USER (RT_NCAUSES + 1)
+#define NKINDS (RT_NCAUSES + 2)
+
 struct series {
 	char *comm, *function, *module;
-	uint32_t cause;
-	bool other; /* the "(other)" series of its cause */
+	uint32_t cause; /* the kind */
+	bool other;	/* the "(other)" series of its cause */
 	uint64_t value;
 };
 
@@ -26,8 +32,8 @@ struct series {
 struct record {
 	pid_t pid;
 	uint64_t start_ip;
-	uint64_t last[RT_NCAUSES];
-	struct series *series[RT_NCAUSES];
+	uint64_t last[NKINDS];
+	struct series *series[NKINDS];
 };
 
 struct rd_metrics {
@@ -106,7 +112,9 @@ static void section_labels(const struct rd_sum_section *e, char *func, size_t le
 	const struct rd_secinfo *si = e->si;
 
 	*module = si && si->module ? si->module : "unknown";
-	if (si && si->loc.func)
+	if (si && si->loc.func && si->loc.inlined)
+		snprintf(func, len, "%s inlined in %s", si->loc.inlined, si->loc.func);
+	else if (si && si->loc.func)
 		snprintf(func, len, "%s", si->loc.func);
 	else if (si && si->es)
 		snprintf(func, len, "%#" PRIx64, si->link_start);
@@ -195,8 +203,10 @@ static int add_section(struct rd_metrics *m, const struct rd_sum_section *e)
 
 	if (!r)
 		return -ENOMEM;
-	for (uint32_t c = 0; c < RT_NCAUSES; c++) {
-		uint64_t now = e->v.aborts[c];
+	for (uint32_t c = 0; c < NKINDS; c++) {
+		uint64_t now = c < RT_NCAUSES	   ? e->v.aborts[c]
+			       : c == ENTRY_KERNEL ? e->v.entries_kernel
+						   : e->v.entries_user;
 		/* Less than before: the process id was reused by a process whose entry was
 		 * made after the previous one's was deleted. */
 		uint64_t delta = now >= r->last[c] ? now - r->last[c] : now;
@@ -208,7 +218,7 @@ static int add_section(struct rd_metrics *m, const struct rd_sum_section *e)
 		if (!r->series[c])
 			return -ENOMEM;
 		r->series[c]->value += delta;
-		if (r->series[c]->other)
+		if (r->series[c]->other && c < RT_NCAUSES)
 			m->folded += delta;
 		r->last[c] = now;
 	}
@@ -350,6 +360,8 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 	for (size_t i = 0; i < m->nseries; i++) {
 		const struct series *s = m->series[i];
 
+		if (s->cause >= RT_NCAUSES)
+			continue;
 		fputs("rseq_aborts_total{comm=\"", f);
 		put_value(f, s->comm);
 		fputs("\",function=\"", f);
@@ -358,8 +370,25 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 		put_value(f, s->module);
 		fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", rd_cause_name(s->cause), s->value);
 	}
-	/* rseq_abort_handler_entries_total belongs here, once the tracer counts the entries
-	 * into abort handlers. */
+	if (!m->o.uprobes)
+		return;
+	family(f, fmt, "rseq_abort_handler_entries", "counter",
+	       "Entries into abort handlers (uprobes), by command name, function, module and "
+	       "kind: after a kernel abort, or a branch in user space.");
+	for (size_t i = 0; i < m->nseries; i++) {
+		const struct series *s = m->series[i];
+
+		if (s->cause < RT_NCAUSES)
+			continue;
+		fputs("rseq_abort_handler_entries_total{comm=\"", f);
+		put_value(f, s->comm);
+		fputs("\",function=\"", f);
+		put_value(f, s->function);
+		fputs("\",module=\"", f);
+		put_value(f, s->module);
+		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n",
+			s->cause == ENTRY_KERNEL ? "kernel" : "user", s->value);
+	}
 }
 
 static void write_percpu(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)

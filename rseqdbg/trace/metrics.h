@@ -15,6 +15,7 @@
 struct rd_metrics_opts {
 	size_t max_series;	 /* rseq_aborts_total series before the rest fold into "(other)" */
 	bool per_cpu;		 /* the rseq_percpu_* families */
+	bool uprobes;		 /* the tracer counts abort handler entries */
 	enum rd_trace_mode mode; /* the info metric's labels */
 	const char *kernel;
 	const char *version;

@@ -295,6 +295,51 @@ assert want - skips <= total <= want, (total, want)' "$TMP" "$EPORT" "$TMP/r3.tx
 	wait "$LIM"
 fi
 
+# --- abort handler entries against a library-style workload that counts both kinds --------
+# percpu_lib branches to its own handler when its cpu_id is stale (every 100th operation) and
+# gets kernel aborts from a signal timer; it counts both, per section. Traced with -p, so its
+# handlers have uprobes before it runs.
+PL="$BUILD/tests/workloads/percpu_lib"
+mkfifo "$TMP/go"
+"$PL" --wait --threads 2 --iters 100000 --stale-every 100 --signal-us 300 --out "$TMP/pl.txt" \
+	< <(cat "$TMP/go") 2>"$TMP/pl.err" &
+PLP=$!
+PIDS+=("$PLP")
+wait_grep ready "$TMP/pl.err"
+start_exporter entries --listen 127.0.0.1:0 -p "$PLP"
+exec 3>"$TMP/go"
+exec 3>&-
+wait "$PLP"
+if [ -z "$EPORT" ]; then
+	fail "exporter: rseq_abort_handler_entries_total" "$(cat "$TMP/entries.err")"
+elif why=$(python3 - "$TMP" "$EPORT" "$TMP/pl.txt" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from om import *
+s = parse(scrape(sys.argv[2])[1])
+theirs = {}
+for l in open(sys.argv[3]):
+    k, _, v = l.strip().partition('=')
+    p = k.split('.')
+    if p[0] == 'section' and p[2] in ('kernel_aborts', 'user_branches'):
+        theirs[(p[1], 'kernel' if p[2] == 'kernel_aborts' else 'user')] = int(v)
+mine = {}
+for n, l, v in s:
+    if n == 'rseq_abort_handler_entries_total':
+        sec = l['function'].split(' ')[0]
+        mine[(sec, l['kind'])] = mine.get((sec, l['kind']), 0) + int(v)
+mine = {k: v for k, v in mine.items() if v}
+theirs = {k: v for k, v in theirs.items() if v}
+if mine != theirs or not any(k[1] == 'user' for k in theirs):
+    print('entries per section and kind %s, the workload counted %s' % (mine, theirs))
+PY
+) && [ -z "$why" ]; then
+	pass "exporter: rseq_abort_handler_entries_total per section and kind equals the workload's counts"
+else
+	fail "exporter: rseq_abort_handler_entries_total per section and kind equals the workload's counts" "$why"
+fi
+[ -n "$EPORT" ] && kill -TERM "$EPID" && wait "$EPID"
+
 # --- Debian's Prometheus scraping every second ---------------------------------------------
 # start_prometheus TARGET_PORT: on a free port of 127.0.0.1 with its own storage; sets PPORT.
 start_prometheus() {
