@@ -330,7 +330,12 @@ for n, l, v in s:
         mine[(sec, l['kind'])] = mine.get((sec, l['kind']), 0) + int(v)
 mine = {k: v for k, v in mine.items() if v}
 theirs = {k: v for k, v in theirs.items() if v}
-if mine != theirs or not any(k[1] == 'user' for k in theirs):
+# Without the event mask (7.x kernels), an entry's kind or section is sometimes off by one, as
+# rseqdbg-trace(1) says.
+info = [l for n, l, v in s if n == 'rseqdbg_info']
+slack = 2 if info and info[0].get('mode') == 'no-event-mask' else 0
+if any(abs(mine.get(k, 0) - theirs.get(k, 0)) > slack for k in set(mine) | set(theirs)) or \
+        not any(k[1] == 'user' for k in theirs):
     print('entries per section and kind %s, the workload counted %s' % (mine, theirs))
 PY
 ) && [ -z "$why" ]; then

@@ -17,6 +17,8 @@ if [ ! -x "$W" ]; then
 fi
 
 # --- names: inline chain and section, against binutils -----------------------------------------
+# (the same on every kernel: not under quick)
+quick || {
 "$RSEQDBG" scan --json "$W" >"$TMP/scan.json"
 "$RSEQDBG" scan "$W" >"$TMP/scan.txt"
 base=$(objdump -h "$W" | awk '$2 == "__rseq_failure" { print $4 }')
@@ -58,6 +60,7 @@ fi
 n=$(grep -c "leaves the section through a 2-instruction stub at __rseq_failure+0x[0-9a-f]* that jumps to abort_ip __rseq_failure+0x[0-9a-f]*: a debugger that plants breakpoints only at the declared exits misses the stub" "$TMP/audit.txt")
 check "audit: the stale-cpu_id branch through its stub named, with the abort handler it reaches" test "$n" -eq 2
 check "audit: the section named by its inline chain" grep -q "^  section pcpu_addv (percpu_ops.h:[0-9]*) inlined in worker_main+0x[0-9a-f]* (percpu_lib.c:[0-9]*)" "$TMP/audit.txt"
+}
 
 if ! have_bpf; then
 	skip "handler entries" "needs root and kernel BTF"
@@ -83,14 +86,20 @@ for s in d["sections"]:
 for op in ("pcpu_addv", "pcpu_cmpeqv_storev"):
     k, h, u = (int(rep["section.%s.%s" % (op, x)]) for x in ("kernel_aborts", "handler_entries", "user_branches"))
     want = (k, h, u) if sys.argv[3] == "uprobes" else (k, None, None)
-    if got.get(op, (0, 0, 0) if want[1] is not None else (0, None, None)) != want:
-        errs.append("%s: aborts, handler_entries, user_aborts %s; workload %s" % (op, got.get(op), want))
+    have = got.get(op, (0, 0, 0) if want[1] is not None else (0, None, None))
+    # Without the event mask (7.x kernels), an entry's kind or section is sometimes off by one
+    # (seen under emulation: 1 entry in about 4,000), as rseqdbg-trace(1) says; aborts exact.
+    slack = 2 if d.get("mode") == "no-event-mask" and want[1] is not None else 0
+    if have[0] != want[0] or any(
+            want[i] is None and have[i] is not None or want[i] is not None and
+            (have[i] is None or abs(have[i] - want[i]) > slack) for i in (1, 2)):
+        errs.append("%s: aborts, handler_entries, user_aborts %s; workload %s" % (op, have, want))
 if sys.argv[3] == "uprobes" and (d["uprobes"]["failed"] or d["uprobes"]["program_skipped"]):
     errs.append("uprobes %s" % d["uprobes"])
 if len(sys.argv) > 4:
     ev = int(sys.argv[4])
     u = sum(int(rep["section.%s.user_branches" % op]) for op in ("pcpu_addv", "pcpu_cmpeqv_storev"))
-    if d["ringbuf_drops"] == 0 and ev != u:
+    if d["ringbuf_drops"] == 0 and abs(ev - u) > (2 if d.get("mode") == "no-event-mask" else 0):
         errs.append("%d user-abort events, workload branched %d times" % (ev, u))
 print("; ".join(errs))
 sys.exit(1 if errs else 0)
@@ -107,17 +116,19 @@ stat_case() { # name mode(uprobes|none) [stat options]
 	fi
 }
 stat_case uprobes uprobes
-RSEQDBG_TRACE_MODE=no-event-mask stat_case no-mask uprobes
-stat_case no-uprobes none --no-uprobes
+quick || RSEQDBG_TRACE_MODE=no-event-mask stat_case no-mask uprobes
+quick || stat_case no-uprobes none --no-uprobes
 check "stat: the workload both branched to its handlers and was aborted by the kernel" python3 -c '
 import sys
 rep = dict(l.strip().split("=", 1) for l in open(sys.argv[1]) if "=" in l)
 for op in ("pcpu_addv", "pcpu_cmpeqv_storev"):
     assert int(rep["section.%s.user_branches" % op]) > 0 and int(rep["section.%s.kernel_aborts" % op]) > 0, rep
 ' "$TMP/uprobes.txt"
-out=$("$RSEQDBG" stat -- "$W" --threads 1 --iters 100000 --stale-every 1000 --out /dev/null 2>&1 >/dev/null)
-check "stat: the text summary shows handler entries and branches per section" \
-	grep -q "handler entries 100: 0 after kernel aborts, 100 from branches in user space" <<<"$out"
+if ! quick; then
+	out=$("$RSEQDBG" stat -- "$W" --threads 1 --iters 100000 --stale-every 1000 --out /dev/null 2>&1 >/dev/null)
+	check "stat: the text summary shows handler entries and branches per section" \
+		grep -q "handler entries 100: 0 after kernel aborts, 100 from branches in user space" <<<"$out"
+fi
 
 # trace: the summary, and one user-abort event per branch
 "$RSEQDBG" trace --json --events user-abort -- "$W" "${ARGS[@]}" --out "$TMP/trace.txt" >"$TMP/trace.json" 2>/dev/null
@@ -170,12 +181,16 @@ gone() { # no abort_handler program left (its uprobes hold it) within 10 s
 	return 1
 }
 check "no uprobe left after the command exits" gone
-for sig in INT TERM KILL; do
+sigs="INT TERM KILL"
+quick && sigs=INT
+for sig in $sigs; do
 	"$RSEQDBG" trace --summary -- "$W" --threads 1 --seconds 30 --out /dev/null >/dev/null 2>&1 &
 	tp=$!
 	for _ in $(seq 100); do [ "$(probes)" -gt 0 ] && break; sleep 0.1; done
 	attached=$(probes)
 	kill -$sig $tp
+	# the workload ends too, as a terminal's Ctrl-C would end it: the tracer waits for it
+	pkill -TERM -P $tp 2>/dev/null
 	wait $tp 2>/dev/null
 	pkill -KILL -P $tp 2>/dev/null
 	if [ "$attached" -gt 0 ] && gone; then
