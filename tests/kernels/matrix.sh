@@ -81,7 +81,8 @@ tp=0 tf=0 ts=0
 declare -A want
 for rel in "${rels[@]}"; do
 	read -r suite pkg ver tests < <(klines "$rel" | head -n 1)
-	tests=${KERNEL_TESTS:-${tests//,/ }}
+	tests=${KERNEL_TESTS:-$tests}
+	tests=${tests//,/ }
 	want[$rel]=${tests:-$ALL_TESTS}
 	rm -f "$OUT/$rel.rc" "$OUT/$rel.note"
 	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
