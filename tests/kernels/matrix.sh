@@ -10,7 +10,7 @@
 #   KERNEL_TESTS             integration scripts run in every guest, instead of the list's
 #                            fourth column (comma-separated) or, without one, all of:
 #                            trace stat step step_safety step_threads step_hygiene scan_pid audit precision
-#   KERNEL_TIMEOUT           seconds one guest may take, boot included (600)
+#   KERNEL_TIMEOUT           seconds one guest may take, boot included (900)
 #   KERNEL_JOBS              guests booted at the same time (3)
 #   RSEQDBG_KERNEL_CACHE     downloaded kernels and console logs (/var/cache/rseqdbg-kernels)
 #   RSEQDBG_REQUIRE_ALL=1    a matrix that cannot run (no QEMU, no kernels) fails
@@ -23,7 +23,7 @@ cd "$KTOP" || exit 2
 export BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$KTOP/$BUILD" ;; esac
 ALL_TESTS="trace stat step step_safety step_threads step_hygiene scan_pid audit precision"
-TMO=${KERNEL_TIMEOUT:-600}
+TMO=${KERNEL_TIMEOUT:-900}
 JOBS=${KERNEL_JOBS:-3}
 OUT=$BUILD/kernels
 
