@@ -53,5 +53,16 @@ wait_grep() {
 	return 1
 }
 
+# The tracer's BPF programs (trace, stat, exporter): the highest program id loaded now, and
+# those of ours loaded after id $1 and still there (left_behind ID prints "name:id ..."). A
+# script's programs are those with ids above the highest at its start; one still loaded at its
+# end (after other users' short runs had time to end) was left behind.
+max_prog_id() { bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys; print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
+left_behind() {
+	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
+names = {"rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_ip_fixup_b", "sched_process_exit", "sched_process_e", "rseq_update", "sched_switch", "sched_migrate_task", "signal_deliver", "sched_process_fork", "abort_handler"}
+print(" ".join("%s:%d" % (p["name"], p["id"]) for p in json.load(sys.stdin) if p.get("name") in names and p["id"] > int(sys.argv[1])))' "$1"
+}
+
 # The exit status of a test script: non-zero when a case failed.
 finish() { [ "$_fails" -eq 0 ]; }

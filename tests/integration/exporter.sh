@@ -9,12 +9,6 @@
 source "$(dirname "$0")/../lib.sh"
 
 W="$BUILD/tests/workloads/rseq_workload"
-max_prog_id() { bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys; print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
-left_behind() { # $1 = highest id before
-	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
-names = {"rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_ip_fixup_b", "sched_process_exit", "sched_process_e", "rseq_update", "sched_switch", "sched_migrate_task", "signal_deliver", "sched_process_fork"}
-print(" ".join("%s:%d" % (p["name"], p["id"]) for p in json.load(sys.stdin) if p.get("name") in names and p["id"] > int(sys.argv[1])))' "$1"
-}
 
 # Whatever this script started ends with it, on every path.
 PIDS=()

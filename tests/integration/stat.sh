@@ -7,15 +7,6 @@
 source "$(dirname "$0")/../lib.sh"
 
 W="$BUILD/tests/workloads/rseq_workload"
-# Programs this script loaded are those with ids above the highest at its start; one of
-# them still loaded at the end (after other users' short runs had time to end) was left behind.
-max_prog_id() { bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys; print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
-left_behind() { # $1 = highest id before
-	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
-names = {"rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_ip_fixup_b", "sched_process_exit", "sched_process_e", "rseq_update", "sched_switch", "sched_migrate_task", "signal_deliver", "sched_process_fork", "abort_handler"}
-print(" ".join("%s:%d" % (p["name"], p["id"]) for p in json.load(sys.stdin) if p.get("name") in names and p["id"] > int(sys.argv[1])))' "$1"
-}
-
 # Non-root: one line naming what is needed, exit 2.
 if command -v setpriv >/dev/null && have_root; then
 	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
