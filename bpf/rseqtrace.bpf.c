@@ -490,8 +490,7 @@ static __always_inline bool take_fixup(struct rt_task *ts, __u64 abort_ip)
  * this thread's rseq_ip_fixup to that handler it is the kernel's abort; any other entry came
  * from a branch in user space (a library that found cpu_id stale), which the kernel never
  * sees. */
-SEC("uprobe")
-int abort_handler(struct pt_regs *ctx)
+static __always_inline void handler_entry(struct pt_regs *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 abort_ip = ctx->ip, cookie = bpf_get_attach_cookie(ctx);
@@ -503,7 +502,7 @@ int abort_handler(struct pt_regs *ctx)
 	bool kernel;
 
 	if (!match_task(t))
-		return 0;
+		return;
 	ts = task_state(t, false);
 	kernel = ts && take_fixup(ts, abort_ip);
 	sec = section_get(t, start_ip, pco, abort_ip);
@@ -518,15 +517,38 @@ int abort_handler(struct pt_regs *ctx)
 			s->map_full++;
 	}
 	if (kernel)
-		return 0;
+		return;
 	e = event_reserve(t, RT_EV_USER_ABORT);
 	if (!e)
-		return 0;
+		return;
 	e->a0 = abort_ip;
 	e->a1 = start_ip;
 	e->a2 = pco;
 	e->a3 = abort_ip;
 	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("uprobe")
+int abort_handler(struct pt_regs *ctx)
+{
+	handler_entry(ctx);
+	return 0;
+}
+
+/* Since 6.13 a uprobe program's frame is a per-CPU stack of its own, while uprobes run it
+ * preemptible (only migration disabled): a thread preempted inside it and another one
+ * entering it on that CPU share the frame, and the first goes on with the second's locals,
+ * its task among them (a handler entry of another process, past the -p filter). This one
+ * runs unpreempted; it loads where the kfuncs exist (6.10+), abort_handler elsewhere. */
+extern void bpf_preempt_disable(void) __weak __ksym;
+extern void bpf_preempt_enable(void) __weak __ksym;
+
+SEC("uprobe")
+int abort_handler_nopreempt(struct pt_regs *ctx)
+{
+	bpf_preempt_disable();
+	handler_entry(ctx);
+	bpf_preempt_enable();
 	return 0;
 }
 

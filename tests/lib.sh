@@ -60,7 +60,10 @@ wait_grep() {
 max_prog_id() { bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys; print(max([p["id"] for p in json.load(sys.stdin)] or [0]))'; }
 left_behind() {
 	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
-names = {"rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_ip_fixup_b", "sched_process_exit", "sched_process_e", "rseq_update", "sched_switch", "sched_migrate_task", "signal_deliver", "sched_process_fork", "abort_handler"}
+# the kernel keeps 15 characters of a name
+names = {n[:15] for n in ("rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_update", "sched_switch",
+    "sched_migrate_task", "signal_deliver", "sched_process_exit", "sched_process_exec",
+    "sched_process_fork", "abort_handler", "abort_handler_nopreempt")}
 print(" ".join("%s:%d" % (p["name"], p["id"]) for p in json.load(sys.stdin) if p.get("name") in names and p["id"] > int(sys.argv[1])))' "$1"
 }
 

@@ -107,6 +107,8 @@ int rd_features_probe(struct rd_features *f)
 	f->node_mmcid = btf_has_member(btf, "trace_event_raw_rseq_update", "node_id");
 	f->find_vma = btf_has_enumval(btf, "bpf_func_id", "BPF_FUNC_find_vma");
 	f->ringbuf = btf_has_enumval(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF");
+	f->preempt = btf_has_type(btf, "bpf_preempt_disable", BTF_KIND_FUNC) &&
+		     btf_has_type(btf, "bpf_preempt_enable", BTF_KIND_FUNC);
 	btf__free(btf);
 	return 0;
 }
@@ -183,6 +185,8 @@ void rd_features_print(const struct rd_features *f, const char *load_err)
 	    {"ringbuf", offsetof(struct rd_features, ringbuf), "BPF ring buffer (5.8+)"},
 	    {"find_vma", offsetof(struct rd_features, find_vma),
 	     "bpf_find_vma (5.17+): section files resolved in the kernel"},
+	    {"preempt_kfuncs", offsetof(struct rd_features, preempt),
+	     "bpf_preempt_disable (6.10+): handler uprobes run unpreempted"},
 	};
 	enum rd_trace_mode m = rd_features_mode(f);
 

@@ -21,6 +21,7 @@ struct rd_features {
 	bool node_mmcid;   /* rseq_update carries node_id and mm_cid (6.3+) */
 	bool find_vma;	   /* bpf_find_vma helper (5.17+) */
 	bool ringbuf;	   /* BPF_MAP_TYPE_RINGBUF (5.8+) */
+	bool preempt;	   /* kfuncs bpf_preempt_disable and _enable (6.10+) */
 };
 
 enum rd_trace_mode {
@@ -36,9 +37,6 @@ const char *rd_mode_name(enum rd_trace_mode m);
 /* Print the features, whether the programs loaded (load_err NULL) and the mode in use
  * (plain or JSON). */
 void rd_features_print(const struct rd_features *f, const char *load_err);
-
-/* NULL when this process may load and attach the tracer, else the one-line requirement. */
-const char *rd_tracer_privilege_missing(void);
 
 /* NULL when this process may load and attach the tracer, else the one-line requirement. */
 const char *rd_tracer_privilege_missing(void);

@@ -176,7 +176,13 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	bpf_program__set_autoload(skel->progs.signal_deliver, f->tp_signal);
 	bpf_program__set_autoload(skel->progs.sched_process_fork, f->tp_fork && o->follow_forks);
 	t->uprobes_on = !o->no_uprobes;
-	bpf_program__set_autoload(skel->progs.abort_handler, t->uprobes_on);
+	if (t->uprobes_on)
+		t->handler =
+		    f->preempt ? skel->progs.abort_handler_nopreempt : skel->progs.abort_handler;
+	bpf_program__set_autoload(skel->progs.abort_handler,
+				  t->handler == skel->progs.abort_handler);
+	bpf_program__set_autoload(skel->progs.abort_handler_nopreempt,
+				  t->handler == skel->progs.abort_handler_nopreempt);
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
@@ -392,7 +398,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 	s->uprobes = t->uprobes_on;
 	s->uprobes_attached = t->nuprobes;
 	s->uprobe_failures = t->uprobe_failures;
-	s->uprobe_skipped = t->uprobes_on ? prog_skipped(t->skel->progs.abort_handler) : 0;
+	s->uprobe_skipped = t->handler ? prog_skipped(t->handler) : 0;
 	s->events_skipped = prog_skipped(t->skel->progs.sched_switch) +
 			    prog_skipped(t->skel->progs.sched_migrate_task) +
 			    prog_skipped(t->skel->progs.signal_deliver);
