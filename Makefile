@@ -55,7 +55,7 @@ CLI_SRCS   := $(sort $(wildcard rseqdbg/*.c rseqdbg/*/*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
-BPF_SKELS  := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h)
+BPF_SKELS  := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h) $(BUILD)/bpf/rseqtrace-np.skel.h
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
@@ -110,6 +110,15 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
+
+# The tracer's object again, its uprobe program unpreempted (kfuncs of 6.10+): the tracer
+# loads these bytes where the kernel has the kfuncs, through the one skeleton above.
+$(BUILD)/bpf/rseqtrace-np.bpf.o: bpf/rseqtrace.bpf.c $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -DRT_NOPREEMPT -Ibpf -c $< -o $@
+
+$(BUILD)/bpf/rseqtrace-np.skel.h: $(BUILD)/bpf/rseqtrace-np.bpf.o
+	$(BPFTOOL) gen skeleton $< name rseqtrace_np_bpf > $@
 
 $(CLI_OBJS): $(BPF_SKELS)
 

@@ -528,27 +528,29 @@ static __always_inline void handler_entry(struct pt_regs *ctx)
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("uprobe")
-int abort_handler(struct pt_regs *ctx)
-{
-	handler_entry(ctx);
-	return 0;
-}
-
 /* Since 6.13 a uprobe program's frame is a per-CPU stack of its own, while uprobes run it
  * preemptible (only migration disabled): a thread preempted inside it and another one
  * entering it on that CPU share the frame, and the first goes on with the second's locals,
- * its task among them (a handler entry of another process, past the -p filter). This one
- * runs unpreempted; it loads where the kfuncs exist (6.10+), abort_handler elsewhere. */
-extern void bpf_preempt_disable(void) __weak __ksym;
-extern void bpf_preempt_enable(void) __weak __ksym;
+ * its task among them (a handler entry of another process, past the -p filter). So this
+ * object is built twice: with RT_NOPREEMPT the handler runs unpreempted through the kfuncs
+ * of 6.10+ (the tracer loads that build where they exist); without, it runs as is, and the
+ * object names no kfunc, which libbpf would look up in the modules' BTF on older kernels
+ * (needing CAP_SYS_ADMIN). */
+#ifdef RT_NOPREEMPT
+extern void bpf_preempt_disable(void) __ksym;
+extern void bpf_preempt_enable(void) __ksym;
+#endif
 
 SEC("uprobe")
-int abort_handler_nopreempt(struct pt_regs *ctx)
+int abort_handler(struct pt_regs *ctx)
 {
+#ifdef RT_NOPREEMPT
 	bpf_preempt_disable();
+#endif
 	handler_entry(ctx);
+#ifdef RT_NOPREEMPT
 	bpf_preempt_enable();
+#endif
 	return 0;
 }
 

@@ -54,9 +54,8 @@ struct rd_tracer {
 	size_t npids;
 	struct seccache **secs; /* each allocated alone: its info is handed out */
 	size_t nsecs;
-	bool uprobes_on;	     /* uprobes on abort handlers (not --no-uprobes) */
-	struct bpf_program *handler; /* the program they run, NULL when off */
-	struct bpf_link **uprobes;   /* uprobes.c: one per abort handler of the known files */
+	bool uprobes_on;	   /* uprobes on abort handlers (not --no-uprobes) */
+	struct bpf_link **uprobes; /* uprobes.c: one per abort handler of the known files */
 	size_t nuprobes, capuprobes;
 	uint64_t uprobe_failures;    /* handlers whose uprobe could not be attached */
 	struct elfscan_decoder *dec; /* insn.c: for files of dec_machine and dec_class */

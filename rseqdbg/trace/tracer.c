@@ -18,6 +18,7 @@
 #include "common.h"
 #include "internal.h"
 #include "rseqtrace.skel.h" /* after rseqtrace.h: it names its types */
+#include "rseqtrace-np.skel.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -128,6 +129,33 @@ static int fill_filters(const struct rd_tracer_opts *o, struct rseqtrace_bpf *sk
 	return 0;
 }
 
+/* The skeleton over the object built with the unpreempted uprobe program when the kernel has
+ * the kfuncs it calls, else over the plain one: both have the same maps, programs and data. */
+static struct rseqtrace_bpf *open_skel(bool nopreempt, int *err)
+{
+	/* Every type the programs read is the kernel's own. Named, its BTF is the only one
+	 * libbpf searches: a type this kernel lacks (struct rseq_data before 6.19) would else
+	 * send it through the modules' BTF, whose listing needs CAP_SYS_ADMIN, beyond the
+	 * CAP_BPF and CAP_PERFMON a service is given. */
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = "/sys/kernel/btf/vmlinux");
+	struct rseqtrace_bpf *skel = calloc(1, sizeof(*skel));
+
+	*err = -ENOMEM;
+	if (!skel || (*err = rseqtrace_bpf__create_skeleton(skel)))
+		goto fail;
+	if (nopreempt)
+		skel->skeleton->data =
+		    (void *)rseqtrace_np_bpf__elf_bytes(&skel->skeleton->data_sz);
+	*err = bpf_object__open_skeleton(skel->skeleton, &oo);
+	if (*err)
+		goto fail;
+	return skel;
+fail:
+	if (skel)
+		rseqtrace_bpf__destroy(skel);
+	return NULL;
+}
+
 int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 		   struct rd_tracer **res)
 {
@@ -156,16 +184,9 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	ret = make_config(o, t, &cfg);
 	if (ret)
 		goto fail;
-	/* Every type the programs read is the kernel's own. Named, its BTF is the only one
-	 * libbpf searches: a type this kernel lacks (struct rseq_data before 6.19) would else
-	 * send it through the modules' BTF, whose listing needs CAP_SYS_ADMIN, beyond the
-	 * CAP_BPF and CAP_PERFMON a service is given. */
-	skel = rseqtrace_bpf__open_opts(
-	    &(struct bpf_object_open_opts){.sz = sizeof(struct bpf_object_open_opts),
-					   .btf_custom_path = "/sys/kernel/btf/vmlinux"});
+	skel = open_skel(f->preempt, &ret);
 	if (!skel) {
-		ret = -errno;
-		rd_seterr("opening the BPF object failed: %s", strerror(errno));
+		rd_seterr("opening the BPF object failed: %s", strerror(-ret));
 		goto fail;
 	}
 	t->skel = skel;
@@ -176,13 +197,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	bpf_program__set_autoload(skel->progs.signal_deliver, f->tp_signal);
 	bpf_program__set_autoload(skel->progs.sched_process_fork, f->tp_fork && o->follow_forks);
 	t->uprobes_on = !o->no_uprobes;
-	if (t->uprobes_on)
-		t->handler =
-		    f->preempt ? skel->progs.abort_handler_nopreempt : skel->progs.abort_handler;
-	bpf_program__set_autoload(skel->progs.abort_handler,
-				  t->handler == skel->progs.abort_handler);
-	bpf_program__set_autoload(skel->progs.abort_handler_nopreempt,
-				  t->handler == skel->progs.abort_handler_nopreempt);
+	bpf_program__set_autoload(skel->progs.abort_handler, t->uprobes_on);
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
@@ -398,7 +413,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 	s->uprobes = t->uprobes_on;
 	s->uprobes_attached = t->nuprobes;
 	s->uprobe_failures = t->uprobe_failures;
-	s->uprobe_skipped = t->handler ? prog_skipped(t->handler) : 0;
+	s->uprobe_skipped = t->uprobes_on ? prog_skipped(t->skel->progs.abort_handler) : 0;
 	s->events_skipped = prog_skipped(t->skel->progs.sched_switch) +
 			    prog_skipped(t->skel->progs.sched_migrate_task) +
 			    prog_skipped(t->skel->progs.signal_deliver);

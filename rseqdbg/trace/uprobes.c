@@ -47,7 +47,7 @@ static int add_link(struct rd_tracer *t, struct bpf_link *l)
 /* One uprobe per abort handler (sections sharing one count on the first of them). */
 void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan *es)
 {
-	struct bpf_program *prog = t->handler;
+	struct bpf_program *prog = t->skel->progs.abort_handler;
 	size_t n = elfscan_count(es);
 
 	if (!t->uprobes_on || !n)
