@@ -672,6 +672,51 @@ static void es_x86_operands(const struct elfscan_decoder *d, const cs_insn *ci,
 	}
 }
 
+/* What it writes to memory. Implicit writes are not in the operands: anything that moves the
+ * stack pointer (push, call, enter) writes below it, string and masked moves write at rdi. An
+ * operand whose access capstone does not know counts as written. */
+static void es_x86_memw(const struct elfscan_decoder *d, const cs_insn *ci, struct elfscan_x86 *x)
+{
+	const cs_x86 *cx = &ci->detail->x86;
+
+	switch (ci->id) {
+	case X86_INS_LEA:
+	case X86_INS_NOP:
+		return;
+	case X86_INS_MASKMOVQ:
+	case X86_INS_MASKMOVDQU:
+	case X86_INS_VMASKMOVDQU:
+		x->memw = ELFSCAN_X86_MEMW_ANY;
+		return;
+	default:
+		break;
+	}
+	if ((x->writes & ELFSCAN_X86_FAMILY(ELFSCAN_X86_RSP)) ||
+	    (x->flags & (ELFSCAN_X86_REP | ELFSCAN_X86_WRITES_UNKNOWN)) ||
+	    (x->writes & ELFSCAN_X86_FAMILY(ELFSCAN_X86_RDI) && cx->op_count == 0)) {
+		x->memw = ELFSCAN_X86_MEMW_ANY;
+		return;
+	}
+	for (uint8_t i = 0; i < cx->op_count; i++) {
+		const cs_x86_op *op = &cx->operands[i];
+
+		if (op->type != X86_OP_MEM || (op->access && !(op->access & CS_AC_WRITE)))
+			continue;
+		if (x->memw != ELFSCAN_X86_MEMW_NONE) {
+			x->memw = ELFSCAN_X86_MEMW_ANY;
+			return;
+		}
+		x->memw = ELFSCAN_X86_MEMW_OP;
+		es_x86_mem(d, &op->mem, &x->memw_op);
+		x->memw_size = op->size;
+	}
+	/* string instructions with their operands spelled out */
+	if (x->memw == ELFSCAN_X86_MEMW_OP &&
+	    (ci->detail->x86.prefix[0] || !strncmp(ci->mnemonic, "stos", 4) ||
+	     !strncmp(ci->mnemonic, "movs", 4)))
+		x->memw = ELFSCAN_X86_MEMW_ANY;
+}
+
 int elfscan_decode_x86(struct elfscan_decoder *d, const void *buf, size_t len, uint64_t addr,
 		       struct elfscan_insn *insn, struct elfscan_x86 *x)
 {
@@ -699,5 +744,6 @@ int elfscan_decode_x86(struct elfscan_decoder *d, const void *buf, size_t len, u
 	if (x->flags & ELFSCAN_X86_SEGBASE)
 		x->writes |= ELFSCAN_X86_SEG_BIT;
 	es_x86_operands(d, ci, x);
+	es_x86_memw(d, ci, x);
 	return 0;
 }

@@ -100,6 +100,8 @@ enum elfscan_x86_reg {
 };
 
 #define ELFSCAN_X86_SEG_BIT (1u << 16)
+/* The family bit of a 64-bit general register (ELFSCAN_X86_RAX .. ELFSCAN_X86_R15). */
+#define ELFSCAN_X86_FAMILY(reg) (1u << ((reg)-ELFSCAN_X86_RAX))
 
 /* How control leaves the instruction. */
 enum elfscan_x86_flow {
@@ -127,6 +129,13 @@ struct elfscan_x86_mem {
 	uint32_t regs; /* families its address reads */
 };
 
+/* The memory an instruction writes. */
+enum elfscan_x86_memw {
+	ELFSCAN_X86_MEMW_NONE, /* none */
+	ELFSCAN_X86_MEMW_OP,   /* only its operand memw_op, memw_size bytes from its address */
+	ELFSCAN_X86_MEMW_ANY,  /* more, or not known (the stack of a push or call, a string) */
+};
+
 struct elfscan_x86 {
 	enum elfscan_x86_flow flow;
 	uint32_t flags;	 /* OR of enum elfscan_x86_flag */
@@ -140,6 +149,9 @@ struct elfscan_x86 {
 	struct elfscan_x86_mem st;
 	enum elfscan_x86_reg st_reg; /* ELFSCAN_X86_NOREG when the value is st_imm */
 	int64_t st_imm;
+	enum elfscan_x86_memw memw;
+	struct elfscan_x86_mem memw_op;
+	unsigned int memw_size;
 	char text[200]; /* "mnemonic operands", not shortened */
 };
 

@@ -71,10 +71,17 @@ struct rd_insn {
 	int st_reg;	  /* 0 when the stored value is st_imm */
 	uint32_t st_regs; /* what st_mem's address reads, as wregs bits (rip-relative: none) */
 	int64_t st_imm;
+	/* The memory it writes: none, only mw_mem (mw_size bytes; its address reads mw_regs,
+	 * as wregs bits), or more or not known. */
+	enum { RD_MEMW_NONE, RD_MEMW_OP, RD_MEMW_ANY } memw;
+	struct rd_mem mw_mem;
+	uint32_t mw_regs;
+	unsigned int mw_size;
 	char text[200];
 };
 
 #define RD_REG_SEG (1u << 16)
+#define RD_REG_SP (1u << 7) /* rsp, as wregs bit */
 
 struct rd_decoder;
 
@@ -88,6 +95,8 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
  * were stored in out; *unknown is set when an indirect target could not be computed. */
 size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
 		     uint64_t *out, size_t max, bool *unknown);
+/* The address of the memory operand in writes (RD_MEMW_OP), from the registers at in. */
+bool rd_memw_addr(const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea);
 /* Effective address and value of a 64-bit store; false when in is not one. */
 bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
 		   uint64_t *val);

@@ -100,6 +100,12 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 	in->st_regs = x.st.regs;
 	in->st_reg = x.st_reg;
 	in->st_imm = x.st_imm;
+	in->memw = x.memw == ELFSCAN_X86_MEMW_NONE ? RD_MEMW_NONE
+		   : x.memw == ELFSCAN_X86_MEMW_OP ? RD_MEMW_OP
+						   : RD_MEMW_ANY;
+	set_mem(&in->mw_mem, &x.memw_op);
+	in->mw_regs = x.memw_op.regs;
+	in->mw_size = x.memw_size;
 }
 
 size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,

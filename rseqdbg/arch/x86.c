@@ -166,6 +166,11 @@ size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_re
 	}
 }
 
+bool rd_memw_addr(const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea)
+{
+	return in->memw == RD_MEMW_OP && mem_ea(&in->mw_mem, r, in->addr + in->size, ea);
+}
+
 bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
 		   uint64_t *val)
 {

@@ -20,15 +20,43 @@ int plan_find(const struct plan *p, uint64_t addr)
 	return -1;
 }
 
-static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, uint32_t wregs)
+static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, uint32_t wregs,
+		     bool spmoved)
 {
 	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH;
 
 	while (p->hash[i])
 		i = (i + 1) % PLAN_HASH;
 	p->hash[i] = (int16_t)(p->nn + 1);
-	p->n[p->nn++] =
-	    (struct pnode){.addr = addr, .depth = depth, .wregs = wregs, .parent = parent};
+	p->n[p->nn++] = (struct pnode){
+	    .addr = addr, .depth = depth, .wregs = wregs, .parent = parent, .spmoved = spmoved};
+}
+
+/* Whether node x, a near return, goes to the word the stack pointer addressed at the root
+ * (*target): nothing on the way from the root moved the stack pointer or may have written
+ * those 8 bytes. A return from a function called before the root, read at plan time instead
+ * of at a stop in front of it. */
+static bool plan_ret(const struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+		     int x, const struct rd_insn *in, uint64_t *target)
+{
+	uint64_t sp, word;
+
+	if (!env->ret_slot || p->n[x].spmoved || !strncmp(in->text, "retf", 4) ||
+	    !env->ret_slot(env->ctx, &sp, &word))
+		return false;
+	for (int i = p->n[x].parent; i >= 0; i = p->n[i].parent) {
+		const struct rd_insn *w = i ? env->insn(env->ctx, p->n[i].addr) : root;
+		uint64_t ea;
+
+		if (!w || w->memw == RD_MEMW_ANY)
+			return false;
+		if (w->memw == RD_MEMW_OP &&
+		    ((w->mw_regs & p->n[i].wregs) || !env->memw_addr(env->ctx, w, &ea) ||
+		     (ea < sp + 8 && ea + w->mw_size > sp)))
+			return false;
+	}
+	*target = word;
+	return true;
 }
 
 /* Whether node x (not the root), module code within the count, may run unseen. */
@@ -140,7 +168,7 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 	p->nn = 0;
 	p->nleaves = 0;
 	memset(p->hash, 0, sizeof(p->hash));
-	plan_add(p, root->addr, -1, 0, 0);
+	plan_add(p, root->addr, -1, 0, 0, false);
 	while (head < p->nn) {
 		int i = head++;
 		struct pnode *x = &p->n[i];
@@ -161,15 +189,20 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 								      : NULL;
 			if (in)
 				x->size = (uint8_t)in->size;
-			if (!in || !plan_interior(env, x, in)) {
+			if (in && in->kind == RD_INSN_RET && in->size &&
+			    !env->in_section(env->ctx, x->addr) &&
+			    plan_ret(p, env, root, i, in, &s[0])) {
+				ns = 1;
+			} else if (!in || !plan_interior(env, x, in)) {
 				x->leaf = true;
 				p->nleaves++;
 				continue;
+			} else {
+				if (in->kind == RD_INSN_OTHER || in->kind == RD_INSN_JCC)
+					s[ns++] = x->addr + in->size;
+				if (in->kind != RD_INSN_OTHER && !(ns && s[0] == in->target))
+					s[ns++] = in->target;
 			}
-			if (in->kind == RD_INSN_OTHER || in->kind == RD_INSN_JCC)
-				s[ns++] = x->addr + in->size;
-			if (in->kind != RD_INSN_OTHER && !(ns && s[0] == in->target))
-				s[ns++] = in->target;
 		}
 		for (size_t k = 0; k < ns && ok; k++)
 			ok = !env->in_section(env->ctx, s[k]) && plan_find(p, s[k]) < 0 &&
@@ -186,7 +219,9 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			continue;
 		}
 		for (size_t k = 0; k < ns; k++)
-			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
+			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs,
+				 x->spmoved || (in->wregs & RD_REG_SP) || in->memw == RD_MEMW_ANY ||
+				     in->kind == RD_INSN_SYSCALL);
 	}
 	return p->nn > 1 && plan_check(p, env);
 }

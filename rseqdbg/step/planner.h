@@ -30,6 +30,7 @@ struct pnode {
 	uint8_t size; /* of its instruction; 0 while not decoded */
 	bool leaf;    /* a breakpoint: the thread stops in front of it */
 	bool dead;    /* cut off with a branch made a leaf: not part of the tree */
+	bool spmoved; /* the stack pointer may have moved on the way from the root */
 };
 
 struct plan {
@@ -53,6 +54,12 @@ struct plan_env {
 	/* The address a 64-bit store writes, from the registers at the root; false when it
 	 * cannot be computed. */
 	bool (*store_addr)(void *ctx, const struct rd_insn *in, uint64_t *ea);
+	/* The memory operand address of in (RD_MEMW_OP), from the registers at the root; false
+	 * when it cannot be computed. */
+	bool (*memw_addr)(void *ctx, const struct rd_insn *in, uint64_t *ea);
+	/* The stack pointer at the root and the word there (a return address); false when it
+	 * cannot be read. NULL: every return is a leaf. */
+	bool (*ret_slot)(void *ctx, uint64_t *sp, uint64_t *word);
 	uint64_t rseq_cs; /* address of the thread's rseq_cs field; 0 when unknown */
 	uint64_t until;	  /* an address that is always a leaf (--until) */
 };

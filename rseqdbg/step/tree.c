@@ -128,6 +128,21 @@ static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 	return rd_store_eval(&st->tr, in, st->penv_regs, ea, &val);
 }
 
+static bool env_memw_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+{
+	struct stepper *st = ctx;
+
+	return rd_memw_addr(in, st->penv_regs, ea);
+}
+
+static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
+{
+	struct stepper *st = ctx;
+
+	*sp = rd_arch_sp(st->penv_regs);
+	return pread(st->tr.memfd, word, sizeof(*word), (off_t)*sp) == sizeof(*word);
+}
+
 void tree_env_init(struct stepper *st)
 {
 	st->penv = (struct plan_env){
@@ -137,6 +152,7 @@ void tree_env_init(struct stepper *st)
 	    .in_section = env_in_section,
 	    .can_plant = env_can_plant,
 	    .store_addr = env_store_addr,
+	    .memw_addr = env_memw_addr,
 	};
 }
 
@@ -146,6 +162,8 @@ bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *
 {
 	st->penv.rseq_cs = st->have_rcfg && st->rcfg.abi_ptr ? st->rcfg.abi_ptr + 8 : 0;
 	st->penv.until = st->until_addr;
+	/* --finish counts calls and returns at stops */
+	st->penv.ret_slot = st->o.finish ? NULL : env_ret_slot;
 	st->penv_regs = regs;
 	return plan_build(&st->plan, &st->penv, root, succ, nsucc, left);
 }

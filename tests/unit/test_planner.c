@@ -28,6 +28,8 @@ struct prog {
 	bool decoded[CODE_MAX];
 	uint64_t sec_start, sec_end; /* one critical section, [start, end) */
 	uint64_t store_ea;	     /* where a store writes, as the root's registers say */
+	uint64_t memw_ea;	     /* where any other memory write goes, the same way */
+	uint64_t sp, ret_word;	     /* the stack pointer at the root and the word there */
 	struct plan_env env;
 	struct plan plan;
 };
@@ -78,6 +80,23 @@ static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 	return true;
 }
 
+static bool env_memw_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+{
+	struct prog *pr = ctx;
+
+	*ea = pr->memw_ea;
+	return in->memw == RD_MEMW_OP;
+}
+
+static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
+{
+	struct prog *pr = ctx;
+
+	*sp = pr->sp;
+	*word = pr->ret_word;
+	return true;
+}
+
 static struct prog *prog_new(const uint8_t *code, size_t len)
 {
 	struct prog *pr = calloc(1, sizeof(*pr));
@@ -94,6 +113,7 @@ static struct prog *prog_new(const uint8_t *code, size_t len)
 	    .in_section = env_in_section,
 	    .can_plant = env_can_plant,
 	    .store_addr = env_store_addr,
+	    .memw_addr = env_memw_addr,
 	};
 	return pr;
 }
@@ -376,6 +396,75 @@ static void test_loop_back_edge_is_a_leaf(void **state)
 	prog_free(pr);
 }
 
+/* A return whose slot nothing on the path can have changed goes where the word at the root's
+ * stack pointer says: read at plan time, it runs unseen. A push or pop on the way (the stack
+ * pointer moved), a store that may reach the slot, or a store through a register the path
+ * wrote makes it a leaf, as does a second return (the first moved the stack pointer). */
+static void test_return_target_read_at_plan_time(void **state)
+{
+	static const uint8_t code[] = {
+	    0x90,	      /* 0: nop */
+	    0x48, 0x89, 0x07, /* 1: mov [rdi], rax */
+	    0xc3,	      /* 4: ret (to 5, the word at sp) */
+	    0x90,	      /* 5: nop */
+	    0xc3,	      /* 6: ret */
+	    0x50,	      /* 7: push rax */
+	    0xc3,	      /* 8: ret */
+	    0x48, 0x89, 0xe7, /* 9: mov rdi, rsp */
+	    0x48, 0x89, 0x07, /* 12: mov [rdi], rax */
+	    0xc3,	      /* 15: ret */
+	};
+	struct prog *pr = prog_new(code, sizeof(code));
+
+	pr->sp = 0x7ff0;
+	pr->ret_word = BASE + 5;
+	pr->memw_ea = 0x9000;
+
+	/* no ret_slot: every return is a leaf */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 4));
+
+	pr->env.ret_slot = env_ret_slot;
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_tree_sound(pr);
+	assert_false(is_leaf(pr, BASE + 4));
+	assert_true(is_live(pr, BASE + 5));
+	assert_int_equal(pr->plan.n[plan_find(&pr->plan, BASE + 5)].parent,
+			 plan_find(&pr->plan, BASE + 4));
+	assert_true(is_leaf(pr, BASE + 6));
+	assert_int_equal(pr->plan.nleaves, 1);
+
+	/* the store reaches the slot: [sp, sp + 8) overlaps [ea, ea + 8) */
+	pr->memw_ea = pr->sp + 4;
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 4));
+	pr->memw_ea = pr->sp + 8; /* the word above it: misses */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_false(is_leaf(pr, BASE + 4));
+	pr->memw_ea = pr->sp - 8; /* the word below it: misses */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_false(is_leaf(pr, BASE + 4));
+
+	/* push moves the stack pointer */
+	assert_true(plan(pr, 7, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 8));
+	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+
+	/* the store's address register was written on the path: its address is not known */
+	pr->memw_ea = 0x9000;
+	assert_true(plan(pr, 9, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 15));
+	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+
+	/* a return into a section stops in front of the return */
+	pr->sec_start = BASE + 5;
+	pr->sec_end = BASE + 6;
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 4));
+	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	prog_free(pr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +477,7 @@ int main(void)
 	    cmocka_unit_test(test_store_to_rseq_cs_is_a_leaf),
 	    cmocka_unit_test(test_count_and_until_bound_the_tree),
 	    cmocka_unit_test(test_loop_back_edge_is_a_leaf),
+	    cmocka_unit_test(test_return_target_read_at_plan_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
