@@ -351,7 +351,7 @@ static enum step_status enter_section(struct stepper *st, struct section *s,
 			other[no++] = succ[i];
 	print_step(st, in);
 	st->steps++;
-	return step_over(st, s, other, no);
+	return step_over(st, s, in->addr, other, no);
 }
 
 /* Single-step in (registers regs) and account for it. */
@@ -456,7 +456,7 @@ enum step_status step_once(struct stepper *st)
 	if (s) {
 		/* Stopped inside (attach, a signal, a breakpoint of the user): resuming aborts. */
 		print_inside(st, st->cur_tid, pc, s);
-		return step_over(st, s, NULL, 0);
+		return step_over(st, s, pc, NULL, 0);
 	}
 	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
 	arms = arms_section(st, &in, &regs);

@@ -20,18 +20,43 @@ static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
 	return false;
 }
 
+struct passage_span {
+	uint64_t pc; /* the thread's: the passage starts here */
+	const struct section *s;
+};
+
+/* Whether a breakpoint left from the last tree may stay through the passage: not on or
+ * inside the instruction the thread resumes at, not inside the section. */
+static bool passage_keeps(uint64_t addr, void *arg)
+{
+	const struct passage_span *sp = arg;
+
+	return (addr < sp->pc || addr >= sp->pc + RD_ARCH_INSN_MAX) &&
+	       (addr < sp->s->start || addr >= sp->s->post_commit);
+}
+
 /* Breakpoints at the exits of section s and at the other successors of the current
  * instruction; with retries, at its commit and those successors only. 0, -ESRCH when the
  * thread is gone, or EXIT_ERROR (reported) with none planted. */
-static int plant_exits(struct stepper *st, struct section *s, const uint64_t *other, size_t nother,
-		       bool retries)
+static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const uint64_t *other,
+		       size_t nother, bool retries)
 {
 	size_t first = retries ? s->nexits : 0;
 	rd_regs_t regs;
 	uint64_t bp;
 	int ret;
 
-	rd_bp_remove_all(); /* the last tree's, which may lie inside the section */
+	/* The last tree's breakpoints stay where the passage cannot stop at them on its way
+	 * through the section (the next tree plants most of them again); one the thread meets
+	 * after it left by a way decoding cannot see, or in a signal handler, is taken out and
+	 * the passage goes on, as if it had not been there. A retry loop runs without them. */
+	if (retries) {
+		rd_bp_remove_all();
+	} else {
+		struct passage_span span = {.pc = pc, .s = s};
+
+		rd_bp_remove_unless(passage_keeps, &span);
+	}
 	if (!s->exits_known)
 		compute_exits(st, s);
 	bp = s->post_commit;
@@ -88,6 +113,15 @@ static enum step_status quit_passage(struct stepper *st)
 	return STEP_END;
 }
 
+/* Whether bp is one of the passage's own breakpoints (planted by plant_exits). */
+static bool passage_bp(const struct section *s, uint64_t bp, const uint64_t *other, size_t nother,
+		       bool retries)
+{
+	if (bp == s->post_commit || in_section_set(bp, other, nother))
+		return true;
+	return !retries && (bp == s->abort || in_section_set(bp, s->exits, s->nexits));
+}
+
 /* Which way a passage ended, from the breakpoint that took the thread. */
 static enum result passage_result(const struct section *s, uint64_t bp)
 {
@@ -128,8 +162,8 @@ static void note_result(struct stepper *st, struct section *s, enum result r)
 /* Let the thread run through section s between breakpoints at its exits and at the other
  * successors of the current instruction (for a section in a retry loop, at its commit and
  * those successors); report the passage. */
-enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
-			   size_t nother)
+enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
+			   const uint64_t *other, size_t nother)
 {
 	uint64_t stops0 = cur(st)->stops, t0, deadline, bp = 0;
 	enum result r = RES_NONE;
@@ -139,7 +173,7 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 	rd_regs_t regs;
 	int ret;
 
-	ret = plant_exits(st, s, other, nother, retries);
+	ret = plant_exits(st, s, pc, other, nother, retries);
 	if (ret == -ESRCH)
 		return cur_lost(st);
 	if (ret)
@@ -178,6 +212,12 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 			continue;
 		}
 		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+		if (bp && !passage_bp(s, bp, other, nother, retries)) {
+			/* One of the last tree's: out of the way. */
+			rd_bp_remove(bp);
+			resume_cur(st, HOW_CONT, 0);
+			continue;
+		}
 		if (bp) {
 			r = passage_result(s, bp);
 			break;
@@ -190,9 +230,9 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 			continue;
 		}
 		if (net && ev.kind == RD_EV_STOP) {
-			uint64_t pc = rd_arch_pc(&regs);
+			uint64_t at = rd_arch_pc(&regs);
 
-			if (pc >= s->start && pc < s->post_commit) {
+			if (at >= s->start && at < s->post_commit) {
 				/* Still running the section (slow or preempted): resuming aborts it
 				 * and the abort breakpoint takes the thread. */
 				net = false;
@@ -200,18 +240,20 @@ enum step_status step_over(struct stepper *st, struct section *s, const uint64_t
 				resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
-			bp = pc;
+			bp = at;
 			r = RES_LOST;
 			print_event(st, "safety-net", st->cur_tid,
 				    "no breakpoint hit within %d ms; stepping resumes at %#" PRIx64
 				    " %s",
-				    SAFETY_NET_MS, pc, place(st, pc));
+				    SAFETY_NET_MS, at, place(st, at));
 			break;
 		}
 		/* A single-step trap left over, or an interrupt we no longer need. */
 		resume_cur(st, HOW_CONT, 0);
 	}
-	rd_bp_remove_all();
+	/* The breakpoints stay for the next tree, unless another thread waits at one. */
+	if (retries || net || any_held(st))
+		rd_bp_remove_all();
 	release_held(st);
 	if (r != RES_NONE) {
 		st->passages++;

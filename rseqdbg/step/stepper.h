@@ -183,8 +183,9 @@ void stop_all(struct stepper *st);
 void finish_tracee(struct stepper *st, bool detach);
 
 /* stepover.c */
-enum step_status step_over(struct stepper *st, struct section *s, const uint64_t *other,
-			   size_t nother);
+/* The thread is at pc, in front of section s or inside it. */
+enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
+			   const uint64_t *other, size_t nother);
 
 /* tree.c */
 bool page_checked(struct stepper *st, uint64_t pc);
