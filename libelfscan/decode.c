@@ -3,6 +3,7 @@
 #include <capstone.h>
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -746,4 +747,217 @@ int elfscan_decode_x86(struct elfscan_decoder *d, const void *buf, size_t len, u
 	es_x86_operands(d, ci, x);
 	es_x86_memw(d, ci, x);
 	return 0;
+}
+
+/* aarch64 */
+
+static int a64_reg(unsigned int r)
+{
+	if (r >= ARM64_REG_W0 && r <= ARM64_REG_W30)
+		return (int)(r - ARM64_REG_W0);
+	if (r >= ARM64_REG_X0 && r <= ARM64_REG_X28)
+		return (int)(r - ARM64_REG_X0);
+	if (r == ARM64_REG_X29 || r == ARM64_REG_X30)
+		return r == ARM64_REG_X29 ? 29 : 30;
+	if (r == ARM64_REG_SP || r == ARM64_REG_WSP)
+		return ELFSCAN_A64_SP;
+	return ELFSCAN_A64_NOREG;
+}
+
+static uint32_t a64_bit(int reg)
+{
+	return reg < 0 ? 0 : 1u << reg;
+}
+
+/* Bytes one register of a store holds. */
+static unsigned int a64_reg_size(unsigned int r)
+{
+	if ((r >= ARM64_REG_X0 && r <= ARM64_REG_X28) || r == ARM64_REG_X29 || r == ARM64_REG_X30 ||
+	    r == ARM64_REG_XZR || r == ARM64_REG_SP || (r >= ARM64_REG_D0 && r <= ARM64_REG_D31))
+		return 8;
+	if ((r >= ARM64_REG_W0 && r <= ARM64_REG_W30) || r == ARM64_REG_WZR ||
+	    (r >= ARM64_REG_S0 && r <= ARM64_REG_S31))
+		return 4;
+	if (r >= ARM64_REG_Q0 && r <= ARM64_REG_Q31)
+		return 16;
+	if (r >= ARM64_REG_H0 && r <= ARM64_REG_H31)
+		return 2;
+	if (r >= ARM64_REG_B0 && r <= ARM64_REG_B31)
+		return 1;
+	return 0;
+}
+
+static bool a64_any_of(const char *m, const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (starts(m, v[i]))
+			return true;
+	return false;
+}
+
+static void a64_mem(const arm64_op_mem *m, struct elfscan_a64_mem *out)
+{
+	out->base = a64_reg(m->base);
+	out->index = m->index != ARM64_REG_INVALID ? a64_reg(m->index) : ELFSCAN_A64_NOREG;
+	out->disp = m->disp;
+	out->regs = a64_bit(out->base) | a64_bit(out->index);
+}
+
+/* The memory it writes; a plain 64-bit store. */
+static void a64_memw(const cs_insn *ci, const struct elfscan_insn *in, struct elfscan_a64 *a)
+{
+	/* Only these write exactly their one operand: the others that store are atomics,
+	 * exclusives and vector structures. */
+	static const char *const plain[] = {"str", "stur", "stp", "stnp", "stlr", "stlur", "sttr"};
+	const cs_arm64 *c = &ci->detail->arm64;
+	const char *m = ci->mnemonic;
+	const arm64_op_mem *mem = NULL;
+	size_t len = strlen(m);
+	unsigned int size;
+
+	if (!(in->flags & ELFSCAN_INSN_STORE))
+		return;
+	a->memw = ELFSCAN_A64_MEMW_ANY;
+	if (!a64_any_of(m, plain, sizeof(plain) / sizeof(plain[0])) ||
+	    (a->flags & ELFSCAN_A64_STEX) || c->writeback || c->op_count < 2 ||
+	    c->operands[0].type != ARM64_OP_REG)
+		return;
+	for (uint8_t i = 0; i < c->op_count; i++) {
+		if (c->operands[i].type != ARM64_OP_MEM)
+			continue;
+		if (mem)
+			return;
+		mem = &c->operands[i].mem;
+	}
+	size = a64_reg_size(c->operands[0].reg);
+	if (!mem || !size)
+		return;
+	if (m[len - 1] == 'b')
+		size = 1;
+	else if (m[len - 1] == 'h')
+		size = 2;
+	else if (starts(m, "stp") || starts(m, "stnp"))
+		size *= 2;
+	a->memw = ELFSCAN_A64_MEMW_OP;
+	a64_mem(mem, &a->memw_op);
+	a->memw_size = size;
+	if (size == 8 && (!strcmp(m, "str") || !strcmp(m, "stur")) &&
+	    a64_reg_size(c->operands[0].reg) == 8 && c->operands[0].reg != ARM64_REG_SP) {
+		a->store = true;
+		a->st = a->memw_op;
+		a->st_reg = a64_reg(c->operands[0].reg);
+	}
+}
+
+int elfscan_decode_a64(struct elfscan_decoder *d, const void *buf, size_t len, uint64_t addr,
+		       struct elfscan_insn *insn, struct elfscan_a64 *a)
+{
+	static const char *const ldex[] = {"ldxr", "ldxp", "ldaxr", "ldaxp"};
+	static const char *const stex[] = {"stxr", "stxp", "stlxr", "stlxp"};
+	const cs_insn *ci = d->ci;
+	const cs_arm64 *c;
+	cs_regs rr, rw;
+	uint8_t nr = 0, nw = 0;
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->ind_reg = ELFSCAN_A64_NOREG;
+	a->st_reg = ELFSCAN_A64_NOREG;
+	if (d->arch != CS_ARCH_ARM64)
+		return es_err(EINVAL, "not a decoder of aarch64 code");
+	ret = elfscan_decode_one(d, buf, len, addr, insn);
+	if (ret)
+		return ret;
+	c = &ci->detail->arm64;
+	snprintf(a->text, sizeof(a->text), "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "",
+		 ci->op_str);
+	if (c->op_count >= 1 && c->operands[0].type == ARM64_OP_REG &&
+	    (insn->flags & (ELFSCAN_INSN_RET | ELFSCAN_INSN_INDIRECT)))
+		a->ind_reg = a64_reg(c->operands[0].reg);
+	if (ci->id == ARM64_INS_ERET || (insn->flags & ELFSCAN_INSN_TRAP)) {
+		a->flags |= ELFSCAN_A64_KERNEL;
+	} else if (insn->flags & ELFSCAN_INSN_RET) {
+		a->flow = ELFSCAN_A64_RET;
+		if (a->ind_reg == ELFSCAN_A64_NOREG)
+			a->ind_reg = 30;
+	} else if (insn->flags & ELFSCAN_INSN_CALL) {
+		a->flow = insn->flags & ELFSCAN_INSN_INDIRECT ? ELFSCAN_A64_BLR : ELFSCAN_A64_BL;
+		a->writes |= a64_bit(30);
+	} else if (insn->flags & ELFSCAN_INSN_BRANCH) {
+		a->flow = insn->flags & ELFSCAN_INSN_INDIRECT ? ELFSCAN_A64_BR
+			  : insn->flags & ELFSCAN_INSN_COND   ? ELFSCAN_A64_BCOND
+							      : ELFSCAN_A64_B;
+	} else if (insn->flags & ELFSCAN_INSN_SYSCALL) {
+		a->flow = ELFSCAN_A64_SVC;
+	}
+	if (a64_any_of(ci->mnemonic, ldex, sizeof(ldex) / sizeof(ldex[0])))
+		a->flags |= ELFSCAN_A64_LDEX;
+	if (a64_any_of(ci->mnemonic, stex, sizeof(stex) / sizeof(stex[0])))
+		a->flags |= ELFSCAN_A64_STEX;
+	if (cs_regs_access(d->h, ci, rr, &nr, rw, &nw) == CS_ERR_OK) {
+		for (uint8_t i = 0; i < nw; i++)
+			a->writes |= a64_bit(a64_reg(rw[i]));
+	} else {
+		a->flags |= ELFSCAN_A64_WRITES_UNKNOWN;
+	}
+	if (insn->flags & ELFSCAN_INSN_WRITES_SP)
+		a->writes |= a64_bit(ELFSCAN_A64_SP);
+	/* A base register written back is not always among the registers written. */
+	for (uint8_t i = 0; c->writeback && i < c->op_count; i++)
+		if (c->operands[i].type == ARM64_OP_MEM)
+			a->writes |= a64_bit(a64_reg(c->operands[i].mem.base));
+	a64_memw(ci, insn, a);
+	return 0;
+}
+
+int elfscan_a64_exclusive_ends(struct elfscan_decoder *d, const void *code, size_t len,
+			       uint64_t addr, uint64_t *ends, size_t max, size_t *n)
+{
+	const uint8_t *p = code;
+	uint64_t out[16];
+	size_t nout = 0;
+	struct elfscan_insn in;
+	struct elfscan_a64 a;
+	int ret;
+
+	*n = 0;
+	ret = elfscan_decode_a64(d, p, len, addr, &in, &a);
+	if (ret)
+		return ret;
+	if (!(a.flags & ELFSCAN_A64_LDEX))
+		return es_err(EINVAL, "%#" PRIx64 ": no load-exclusive", addr);
+	for (size_t k = 1; k <= 16 && (k + 1) * 4 <= len; k++) {
+		uint64_t at = addr + k * 4, end = at + 4;
+
+		ret = elfscan_decode_a64(d, p + k * 4, len - k * 4, at, &in, &a);
+		if (ret)
+			return ret;
+		if (a.flags & ELFSCAN_A64_STEX) {
+			/* The instruction after the store-exclusive, then the branches out. */
+			if (!max)
+				return -ENOSPC;
+			ends[(*n)++] = end;
+			for (size_t i = 0; i < nout; i++) {
+				bool seen = out[i] >= addr && out[i] <= at;
+
+				for (size_t j = 0; j < *n && !seen; j++)
+					seen = ends[j] == out[i];
+				if (seen)
+					continue;
+				if (*n == max)
+					return -ENOSPC;
+				ends[(*n)++] = out[i];
+			}
+			return 0;
+		}
+		if ((a.flags & ELFSCAN_A64_KERNEL) ||
+		    (a.flow != ELFSCAN_A64_NEXT && a.flow != ELFSCAN_A64_B &&
+		     a.flow != ELFSCAN_A64_BCOND))
+			return es_err(EINVAL,
+				      "%#" PRIx64 ": %s inside the exclusive sequence at %#" PRIx64,
+				      at, a.text, addr);
+		if (a.flow != ELFSCAN_A64_NEXT)
+			out[nout++] = in.target;
+	}
+	return -ENOENT;
 }

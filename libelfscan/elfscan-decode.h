@@ -160,6 +160,82 @@ struct elfscan_x86 {
 int elfscan_decode_x86(struct elfscan_decoder *d, const void *buf, size_t len, uint64_t addr,
 		       struct elfscan_insn *insn, struct elfscan_x86 *x);
 
+/*
+ * aarch64: the same facts. Registers are numbered 0..30 for x0..x30 (w0..w30 alike) and
+ * ELFSCAN_A64_SP for sp; register sets have bit n for register n. xzr and wzr are no
+ * register (ELFSCAN_A64_NOREG): they read as zero.
+ */
+#define ELFSCAN_A64_SP 31
+#define ELFSCAN_A64_NOREG (-1)
+
+/* How control leaves the instruction. */
+enum elfscan_a64_flow {
+	ELFSCAN_A64_NEXT,
+	ELFSCAN_A64_B,	   /* b: unconditional direct jump */
+	ELFSCAN_A64_BCOND, /* b.cond, cbz, cbnz, tbz, tbnz */
+	ELFSCAN_A64_BL,	   /* direct call */
+	ELFSCAN_A64_BR,	   /* indirect jump through ind_reg */
+	ELFSCAN_A64_BLR,   /* indirect call through ind_reg */
+	ELFSCAN_A64_RET,   /* to ind_reg (x30 unless named) */
+	ELFSCAN_A64_SVC,   /* the system call instruction */
+};
+
+enum elfscan_a64_flag {
+	ELFSCAN_A64_KERNEL = 1 << 0, /* brk, hlt, udf, hvc, smc, eret: traps or privileged */
+	ELFSCAN_A64_LDEX = 1 << 1,   /* a load-exclusive: opens an exclusive monitor */
+	ELFSCAN_A64_STEX = 1 << 2,   /* a store-exclusive: fails unless the monitor held */
+	ELFSCAN_A64_WRITES_UNKNOWN = 1 << 3, /* the registers it writes are not known */
+};
+
+struct elfscan_a64_mem {
+	int base;      /* a register number, ELFSCAN_A64_NOREG for a literal (pc-relative) */
+	int index;     /* ELFSCAN_A64_NOREG when none */
+	int64_t disp;  /* the literal's address when base is ELFSCAN_A64_NOREG */
+	uint32_t regs; /* what its address reads */
+};
+
+enum elfscan_a64_memw {
+	ELFSCAN_A64_MEMW_NONE,
+	ELFSCAN_A64_MEMW_OP,  /* only memw_op, memw_size bytes from its address */
+	ELFSCAN_A64_MEMW_ANY, /* more, or not known: atomics, exclusives, vector structures,
+			       * a base register written back */
+};
+
+struct elfscan_a64 {
+	enum elfscan_a64_flow flow;
+	uint32_t flags;	 /* OR of enum elfscan_a64_flag */
+	uint32_t writes; /* registers written, sp and the link register of calls included */
+	int ind_reg;	 /* the target register of br, blr and ret */
+	/* A 64-bit store "str Xt|xzr, [Xn{, #imm}]" without writeback. */
+	bool store;
+	struct elfscan_a64_mem st;
+	int st_reg; /* ELFSCAN_A64_NOREG: xzr, the value 0 */
+	enum elfscan_a64_memw memw;
+	struct elfscan_a64_mem memw_op;
+	unsigned int memw_size;
+	char text[200];
+};
+
+/* elfscan_decode_one() and the aarch64 facts above, for a decoder of 64-bit arm code.
+ * Returns 0, -EILSEQ when the bytes are no valid instruction, -EINVAL for another machine. */
+int elfscan_decode_a64(struct elfscan_decoder *d, const void *buf, size_t len, uint64_t addr,
+		       struct elfscan_insn *insn, struct elfscan_a64 *a);
+
+/*
+ * A load-exclusive/store-exclusive sequence never completes when it is single-stepped: the
+ * trap between the two clears the exclusive monitor and the store-exclusive fails, every
+ * time. Run from a load-exclusive at addr (code holds len bytes from addr), the sequence
+ * leaves at the instruction after its store-exclusive (the 16 instructions after the
+ * load at most) or at a conditional or direct branch before it to outside the sequence.
+ * Those addresses are stored in ends (up to max, *n set): where to stop after running it
+ * whole. 0; -ENOENT when no store-exclusive follows within the bound; -EINVAL when the
+ * sequence calls, branches indirectly, returns, traps or enters the kernel before it, or
+ * addr holds no load-exclusive; -EILSEQ on bytes that are no instruction; -ENOSPC when ends
+ * is too small.
+ */
+int elfscan_a64_exclusive_ends(struct elfscan_decoder *d, const void *code, size_t len,
+			       uint64_t addr, uint64_t *ends, size_t max, size_t *n);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus
