@@ -20,16 +20,15 @@ int plan_find(const struct plan *p, uint64_t addr)
 	return -1;
 }
 
-static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, uint32_t wregs,
-		     bool spmoved)
+static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, uint32_t wregs)
 {
 	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH;
 
 	while (p->hash[i])
 		i = (i + 1) % PLAN_HASH;
 	p->hash[i] = (int16_t)(p->nn + 1);
-	p->n[p->nn++] = (struct pnode){
-	    .addr = addr, .depth = depth, .wregs = wregs, .parent = parent, .spmoved = spmoved};
+	p->n[p->nn++] =
+	    (struct pnode){.addr = addr, .depth = depth, .wregs = wregs, .parent = parent};
 }
 
 /* Whether node x, a near return, goes to the word the stack pointer addressed at the root
@@ -40,21 +39,27 @@ static bool plan_ret(const struct plan *p, const struct plan_env *env, const str
 		     int x, const struct rd_insn *in, uint64_t *target)
 {
 	uint64_t sp, word;
+	bool read = false;
 
-	if (!env->ret_slot || p->n[x].spmoved || !strncmp(in->text, "retf", 4) ||
-	    !env->ret_slot(env->ctx, &sp, &word))
+	if (!env->ret_slot || !strncmp(in->text, "retf", 4))
 		return false;
 	for (int i = p->n[x].parent; i >= 0; i = p->n[i].parent) {
 		const struct rd_insn *w = i ? env->insn(env->ctx, p->n[i].addr) : root;
 		uint64_t ea;
 
-		if (!w || w->memw == RD_MEMW_ANY)
+		if (!w || (w->wregs & RD_REG_SP) || w->memw == RD_MEMW_ANY)
 			return false;
-		if (w->memw == RD_MEMW_OP &&
-		    ((w->mw_regs & p->n[i].wregs) || !env->memw_addr(env->ctx, w, &ea) ||
-		     (ea < sp + 8 && ea + w->mw_size > sp)))
+		if (w->memw != RD_MEMW_OP)
+			continue;
+		/* The slot is read once, when a store must be shown to miss it. */
+		if (!read && !(read = env->ret_slot(env->ctx, &sp, &word)))
+			return false;
+		if ((w->mw_regs & p->n[i].wregs) || !env->memw_addr(env->ctx, w, &ea) ||
+		    (ea < sp + 8 && ea + w->mw_size > sp))
 			return false;
 	}
+	if (!read && !env->ret_slot(env->ctx, &sp, &word))
+		return false;
 	*target = word;
 	return true;
 }
@@ -168,7 +173,7 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 	p->nn = 0;
 	p->nleaves = 0;
 	memset(p->hash, 0, sizeof(p->hash));
-	plan_add(p, root->addr, -1, 0, 0, false);
+	plan_add(p, root->addr, -1, 0, 0);
 	while (head < p->nn) {
 		int i = head++;
 		struct pnode *x = &p->n[i];
@@ -219,9 +224,7 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			continue;
 		}
 		for (size_t k = 0; k < ns; k++)
-			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs,
-				 x->spmoved || (in->wregs & RD_REG_SP) || in->memw == RD_MEMW_ANY ||
-				     in->kind == RD_INSN_SYSCALL);
+			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
 	}
 	return p->nn > 1 && plan_check(p, env);
 }

@@ -30,7 +30,6 @@ struct pnode {
 	uint8_t size; /* of its instruction; 0 while not decoded */
 	bool leaf;    /* a breakpoint: the thread stops in front of it */
 	bool dead;    /* cut off with a branch made a leaf: not part of the tree */
-	bool spmoved; /* the stack pointer may have moved on the way from the root */
 };
 
 struct plan {

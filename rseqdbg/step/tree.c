@@ -140,7 +140,7 @@ static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
 	struct stepper *st = ctx;
 
 	*sp = rd_arch_sp(st->penv_regs);
-	return pread(st->tr.memfd, word, sizeof(*word), (off_t)*sp) == sizeof(*word);
+	return rd_pt_peek(&st->tr, *sp, word, sizeof(*word)) == 0;
 }
 
 void tree_env_init(struct stepper *st)

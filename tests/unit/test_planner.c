@@ -397,22 +397,25 @@ static void test_loop_back_edge_is_a_leaf(void **state)
 }
 
 /* A return whose slot nothing on the path can have changed goes where the word at the root's
- * stack pointer says: read at plan time, it runs unseen. A push or pop on the way (the stack
- * pointer moved), a store that may reach the slot, or a store through a register the path
- * wrote makes it a leaf, as does a second return (the first moved the stack pointer). */
+ * stack pointer says: read at plan time, it runs unseen. A push, pop or lea of the stack
+ * pointer on the way (it moved), a store that may reach the slot, or a store through a
+ * register the path wrote makes it a leaf, as does a second return (the first moved the
+ * stack pointer). */
 static void test_return_target_read_at_plan_time(void **state)
 {
 	static const uint8_t code[] = {
-	    0x90,	      /* 0: nop */
-	    0x48, 0x89, 0x07, /* 1: mov [rdi], rax */
-	    0xc3,	      /* 4: ret (to 5, the word at sp) */
-	    0x90,	      /* 5: nop */
-	    0xc3,	      /* 6: ret */
-	    0x50,	      /* 7: push rax */
-	    0xc3,	      /* 8: ret */
-	    0x48, 0x89, 0xe7, /* 9: mov rdi, rsp */
-	    0x48, 0x89, 0x07, /* 12: mov [rdi], rax */
-	    0xc3,	      /* 15: ret */
+	    0x90,			  /* 0: nop */
+	    0x48, 0x89, 0x07,		  /* 1: mov [rdi], rax */
+	    0xc3,			  /* 4: ret (to 5, the word at sp) */
+	    0x90,			  /* 5: nop */
+	    0xc3,			  /* 6: ret */
+	    0x50,			  /* 7: push rax */
+	    0xc3,			  /* 8: ret */
+	    0x48, 0x89, 0xe7,		  /* 9: mov rdi, rsp */
+	    0x48, 0x89, 0x07,		  /* 12: mov [rdi], rax */
+	    0xc3,			  /* 15: ret */
+	    0x48, 0x8d, 0x64, 0x24, 0x08, /* 16: lea rsp, [rsp + 8] */
+	    0xc3,			  /* 21: ret */
 	};
 	struct prog *pr = prog_new(code, sizeof(code));
 
@@ -448,6 +451,11 @@ static void test_return_target_read_at_plan_time(void **state)
 	/* push moves the stack pointer */
 	assert_true(plan(pr, 7, UINT64_MAX));
 	assert_true(is_leaf(pr, BASE + 8));
+	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+
+	/* lea moves the stack pointer without writing memory */
+	assert_true(plan(pr, 16, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 21));
 	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
 
 	/* the store's address register was written on the path: its address is not known */
