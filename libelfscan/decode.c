@@ -168,6 +168,17 @@ static bool starts(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Whether s starts with one of the n prefixes. */
+static bool starts_any(const char *s, const char *const *prefixes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (starts(s, prefixes[i]))
+			return true;
+	return false;
+}
+
 static bool has_group(const cs_insn *ci, uint8_t g)
 {
 	const cs_detail *dt = ci->detail;
@@ -296,9 +307,8 @@ static void classify_arm64(struct elfscan_decoder *d, const cs_insn *ci, struct 
 			in->flags |= ELFSCAN_INSN_INDIRECT;
 		}
 	}
-	for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]); i++)
-		if (starts(m, stores[i]))
-			in->flags |= ELFSCAN_INSN_STORE;
+	if (starts_any(m, stores, NELEM(stores)))
+		in->flags |= ELFSCAN_INSN_STORE;
 	if (writes_reg(d, ci, ARM64_REG_SP, ARM64_REG_WSP))
 		in->flags |= ELFSCAN_INSN_WRITES_SP;
 	if (a->op_count >= 1 && a->operands[0].type == ARM64_OP_REG &&
@@ -348,9 +358,8 @@ static void classify_arm(struct elfscan_decoder *d, const cs_insn *ci, struct el
 			in->flags |= ELFSCAN_INSN_INDIRECT;
 		}
 	}
-	for (size_t i = 0; i < sizeof(stores) / sizeof(stores[0]); i++)
-		if (starts(m, stores[i]))
-			in->flags |= ELFSCAN_INSN_STORE;
+	if (starts_any(m, stores, NELEM(stores)))
+		in->flags |= ELFSCAN_INSN_STORE;
 	if (writes_reg(d, ci, ARM_REG_SP, 0) ||
 	    (a->op_count >= 1 && a->operands[0].type == ARM_OP_REG &&
 	     a->operands[0].reg == ARM_REG_SP && !(in->flags & ELFSCAN_INSN_STORE) &&
@@ -712,9 +721,8 @@ static void es_x86_memw(const struct elfscan_decoder *d, const cs_insn *ci, stru
 		x->memw_size = op->size;
 	}
 	/* string instructions with their operands spelled out */
-	if (x->memw == ELFSCAN_X86_MEMW_OP &&
-	    (ci->detail->x86.prefix[0] || !strncmp(ci->mnemonic, "stos", 4) ||
-	     !strncmp(ci->mnemonic, "movs", 4)))
+	if (x->memw == ELFSCAN_X86_MEMW_OP && (cx->prefix[0] || !strncmp(ci->mnemonic, "stos", 4) ||
+					       !strncmp(ci->mnemonic, "movs", 4)))
 		x->memw = ELFSCAN_X86_MEMW_ANY;
 }
 
@@ -787,14 +795,6 @@ static unsigned int a64_reg_size(unsigned int r)
 	return 0;
 }
 
-static bool a64_any_of(const char *m, const char *const *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (starts(m, v[i]))
-			return true;
-	return false;
-}
-
 static void a64_mem(const arm64_op_mem *m, struct elfscan_a64_mem *out)
 {
 	out->base = a64_reg(m->base);
@@ -818,9 +818,8 @@ static void a64_memw(const cs_insn *ci, const struct elfscan_insn *in, struct el
 	if (!(in->flags & ELFSCAN_INSN_STORE))
 		return;
 	a->memw = ELFSCAN_A64_MEMW_ANY;
-	if (!a64_any_of(m, plain, sizeof(plain) / sizeof(plain[0])) ||
-	    (a->flags & ELFSCAN_A64_STEX) || c->writeback || c->op_count < 2 ||
-	    c->operands[0].type != ARM64_OP_REG)
+	if (!starts_any(m, plain, NELEM(plain)) || (a->flags & ELFSCAN_A64_STEX) || c->writeback ||
+	    c->op_count < 2 || c->operands[0].type != ARM64_OP_REG)
 		return;
 	for (uint8_t i = 0; i < c->op_count; i++) {
 		if (c->operands[i].type != ARM64_OP_MEM)
@@ -890,9 +889,9 @@ int elfscan_decode_a64(struct elfscan_decoder *d, const void *buf, size_t len, u
 	} else if (insn->flags & ELFSCAN_INSN_SYSCALL) {
 		a->flow = ELFSCAN_A64_SVC;
 	}
-	if (a64_any_of(ci->mnemonic, ldex, sizeof(ldex) / sizeof(ldex[0])))
+	if (starts_any(ci->mnemonic, ldex, NELEM(ldex)))
 		a->flags |= ELFSCAN_A64_LDEX;
-	if (a64_any_of(ci->mnemonic, stex, sizeof(stex) / sizeof(stex[0])))
+	if (starts_any(ci->mnemonic, stex, NELEM(stex)))
 		a->flags |= ELFSCAN_A64_STEX;
 	if (cs_regs_access(d->h, ci, rr, &nr, rw, &nw) == CS_ERR_OK) {
 		for (uint8_t i = 0; i < nw; i++)
