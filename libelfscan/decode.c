@@ -813,7 +813,7 @@ static void a64_memw(const cs_insn *ci, const struct elfscan_insn *in, struct el
 	const char *m = ci->mnemonic;
 	const arm64_op_mem *mem = NULL;
 	size_t len = strlen(m);
-	unsigned int size;
+	unsigned int size, r;
 
 	if (!(in->flags & ELFSCAN_INSN_STORE))
 		return;
@@ -840,11 +840,13 @@ static void a64_memw(const cs_insn *ci, const struct elfscan_insn *in, struct el
 	a->memw = ELFSCAN_A64_MEMW_OP;
 	a64_mem(mem, &a->memw_op);
 	a->memw_size = size;
-	if (size == 8 && (!strcmp(m, "str") || !strcmp(m, "stur")) &&
-	    a64_reg_size(c->operands[0].reg) == 8 && c->operands[0].reg != ARM64_REG_SP) {
+	/* from a general register: x0..x30 or xzr (the value 0), not d0..d31 */
+	r = c->operands[0].reg;
+	if ((!strcmp(m, "str") || !strcmp(m, "stur")) &&
+	    (r == ARM64_REG_XZR || (a64_reg(r) >= 0 && a64_reg(r) < ELFSCAN_A64_SP && size == 8))) {
 		a->store = true;
 		a->st = a->memw_op;
-		a->st_reg = a64_reg(c->operands[0].reg);
+		a->st_reg = a64_reg(r);
 	}
 }
 

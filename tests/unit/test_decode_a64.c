@@ -92,6 +92,14 @@ static void test_stores_and_writes(void **state)
 	one(d, 0xf90004bf, BASE, &in, &a); /* str xzr, [x5, #8] */
 	assert_true(a.store);
 	assert_int_equal(a.st_reg, ELFSCAN_A64_NOREG);
+	/* str d0, [x1, #8]: 8 bytes, but from a vector register, not a general one (nor zero) */
+	one(d, 0xfd000420, BASE, &in, &a);
+	assert_false(a.store);
+	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_OP);
+	assert_int_equal(a.memw_size, 8);
+	one(d, 0x3d800420, BASE, &in, &a); /* str q0, [x1, #16] */
+	assert_false(a.store);
+	assert_int_equal(a.memw_size, 16);
 	one(d, 0xb9000cc4, BASE, &in, &a); /* str w4, [x6, #12] */
 	assert_false(a.store);
 	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_OP);
