@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Boot one fetched kernel under QEMU and run a command inside, on this machine's own userspace:
 # the host's root is shared read-only over virtiofs (the cloud kernels have no 9p), with
-# tmpfs on /tmp, /run, /var/tmp and /dev/shm. The command's output comes back on the serial
-# console, then the guest powers off; the exit status is the command's.
+# tmpfs on /tmp, /run, /var/tmp and /dev/shm. The current directory and each -k DIR stay
+# the host's even under one of those (a checkout in /tmp). The command's output comes back
+# on the serial console, then the guest powers off; the exit status is the command's.
 #
-#   tests/kernels/boot.sh [-t SECONDS] [-l CONSOLE.LOG] RELEASE -- COMMAND [ARG...]
+#   tests/kernels/boot.sh [-t SECONDS] [-l CONSOLE.LOG] [-k DIR]... RELEASE -- COMMAND [ARG...]
 #
 # RELEASE is a kernel release of tests/kernels/list (or a part that names one line). The
 # command runs in the current directory, as root. Exit 124 on timeout, 125 when the guest
@@ -16,15 +17,17 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tmo=600 log=
-while getopts t:l: o; do
+keep=("$PWD")
+while getopts t:l:k: o; do
 	case $o in
 	t) tmo=$OPTARG ;;
 	l) log=$OPTARG ;;
+	k) keep+=("$(realpath -m "$OPTARG")") ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 3 ] && [ "$2" = -- ] || { sed -n '3,14s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] && [ "$2" = -- ] || { sed -n '3,15s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 name=$1
 shift 2
 
@@ -91,6 +94,15 @@ for m in virtio_pci virtiofs; do want "$m"; done
 printf '%s\n' "${order[@]}" >"$ird/modules"
 
 cwd=$PWD
+# The kept directories that a tmpfs of the guest would hide: bound aside before those mounts,
+# back in place after them.
+hide=() show=()
+for d in "${keep[@]}"; do
+	case $d in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*) ;; *) continue ;; esac
+	q=$(printf %q "$d")
+	hide+=("mkdir -p /keep/${#hide[@]} && mount -o bind \$n$q /keep/${#hide[@]}")
+	show+=("mkdir -p \$n$q && mount -o bind /keep/${#show[@]} \$n$q")
+done
 {
 	echo "cd $(printf %q "$cwd") || exit 125"
 	printf 'exec'
@@ -111,6 +123,7 @@ if ! mount -t virtiofs -o ro hostroot /newroot; then
 	echo "rseqdbg-guest: cannot mount the host root"; poweroff -f
 fi
 n=/newroot
+$(printf '%s\n' "${hide[@]}")
 mount -t tmpfs -o mode=1777 tmp \$n/tmp
 mount -t tmpfs -o mode=1777 vtmp \$n/var/tmp
 mount -t tmpfs run \$n/run
@@ -125,6 +138,7 @@ ln -sf /proc/self/fd/1 \$n/dev/stdout
 ln -sf /proc/self/fd/2 \$n/dev/stderr
 mount -t devpts devpts \$n/dev/pts
 mount -t tmpfs -o mode=1777 shm \$n/dev/shm
+$(printf '%s\n' "${show[@]}")
 mount -t tracefs tracefs \$n/sys/kernel/tracing
 mount -t debugfs debugfs \$n/sys/kernel/debug
 mount -t bpf bpf \$n/sys/fs/bpf
