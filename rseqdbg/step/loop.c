@@ -418,6 +418,15 @@ static enum step_status single_step(struct stepper *st, const struct rd_insn *in
 	return STEP_OK;
 }
 
+/* Whether a thread other than the stepped one runs: it may write what the stepped one reads. */
+static bool others_run(const struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++)
+		if (st->tr.t[i].tid != st->cur_tid && st->tr.t[i].state == RD_T_RUNNING)
+			return true;
+	return false;
+}
+
 /* One instruction of the current thread, or a run of them between breakpoints: through a
  * section met on the way, or along a planned tree of straight-line code. */
 enum step_status step_once(struct stepper *st)
@@ -425,7 +434,7 @@ enum step_status step_once(struct stepper *st)
 	uint64_t succ[4], pc;
 	struct section *s = NULL;
 	struct rd_insn in;
-	bool unknown, known, arms, restarts;
+	bool unknown, known, arms, restarts, racy;
 	size_t nsucc;
 	rd_regs_t regs;
 
@@ -468,8 +477,12 @@ enum step_status step_once(struct stepper *st)
 	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
 	 * waits for. */
 	restarts = rd_arch_syscall_restarts(&regs);
+	/* A branch through memory goes where the word says when it runs, not when we read it:
+	 * a running thread may rewrite it in between (lazy binding fills a GOT entry), and the
+	 * thread would leave the tree unseen. Then it is single-stepped. */
+	racy = in.ind_mem && others_run(st);
 	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step && !restarts &&
-	    (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
+	    !racy && (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
 	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
 	    tree_plan(st, &in, &regs, succ, nsucc,
 		      st->o.count ? st->o.count - st->steps : UINT64_MAX) &&
