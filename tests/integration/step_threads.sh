@@ -98,4 +98,24 @@ else
 	fail "step delivers signals to the stepped thread" "rc=$rc wrc=$wrc signals=$sigs $(kv "$TMP/sig.rep" result) $(grep -v '"type":"signal"' "$TMP/sig.json" | tail -c 300)"
 fi
 
+# A call through a pointer that another thread keeps changing: the stepped thread goes where
+# the pointer says when the call runs. flip_calls is 5 instructions a call plus 3
+# (fnptr_flip.S), whichever function each call reaches; detached, the program then checks that
+# its calls add up.
+FLIP="$BUILD/tests/workloads/fnptr_flip"
+n=1000
+for mode in default --single-step; do
+	args=(--quiet --json --detach --from flip_calls --finish)
+	[ $mode = default ] || args+=("$mode")
+	timeout 120 "$RSEQDBG" step "${args[@]}" -- "$FLIP" --calls $n --out "$TMP/flip.$mode" \
+		>"$TMP/flip.$mode.json" 2>&1
+	rc=$?
+	got=$(sed -n 's/.*"type":"summary".*"instructions":\([0-9]*\).*/\1/p' "$TMP/flip.$mode.json")
+	if [ $rc -eq 0 ] && [ "$got" = $((5 * n + 3)) ] && [ "$(kv "$TMP/flip.$mode" result)" = ok ]; then
+		pass "step $mode: calls through a pointer another thread flips: $got instructions (5 x $n + 3), $(kv "$TMP/flip.$mode" one) + $(kv "$TMP/flip.$mode" two) calls"
+	else
+		fail "step $mode: calls through a pointer another thread flips" "rc=$rc instructions=$got, want $((5 * n + 3)); $(kv "$TMP/flip.$mode" result) $(tail -c 300 "$TMP/flip.$mode.json")"
+	fi
+done
+
 finish
