@@ -90,7 +90,7 @@ for sig in $sigs; do
 	tracer=$(awk '/TracerPid/ {print $2}' /proc/$p/status)
 	if [ $rc -ne 0 ] || ! cmp -s "$TMP/before2" "$TMP/after2" || [ "$tracer" != 0 ] ||
 		[ "$state" = t ] || ! grep -q '"end":"interrupted"' "$TMP/s2.json"; then
-		bad="$bad round $rounds ($sig): rc=$rc state=$state tracer=$tracer"
+		bad="$bad round $rounds ($sig): rc=$rc state=$state tracer=$tracer text $(cmp -s "$TMP/before2" "$TMP/after2" && echo same || echo differs) end $(sed -n 's/.*"type":"summary","end":"\([a-z]*\)".*/\1/p' "$TMP/s2.json") $(head -c 200 "$TMP/s2.err")"
 	fi
 done
 if [ -z "$bad" ] && [ "$passages" -gt 0 ]; then
