@@ -259,6 +259,83 @@ out:
 	return err;
 }
 
+/* Where the [vdso] mapping lies; false when the process has none. */
+static bool find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	unsigned long long a = 0, b = 0;
+	char path[64], *line = NULL;
+	size_t len = 0, n;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &len, f) > 0) {
+		n = strcspn(line, "\n");
+		line[n] = '\0';
+		found = n > 6 && !strcmp(line + n - 6, "[vdso]") &&
+			sscanf(line, "%llx-%llx", &a, &b) == 2;
+	}
+	free(line);
+	fclose(f);
+	*start = a;
+	*end = b;
+	return found;
+}
+
+int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods)
+{
+	struct rd_module *v, mod = {0};
+	struct mapping m = {0};
+	char path[64];
+	ssize_t got;
+	int fd, err;
+
+	if (!find_vdso(pid, &m.start, &m.end))
+		return -ENOENT;
+	if (m.end <= m.start || m.end - m.start > (1u << 20) || rd_modules_find(mods, m.start))
+		return -EINVAL;
+	mod.image = malloc(m.end - m.start);
+	mod.path = strdup("[vdso]");
+	v = realloc(mods->v, (mods->n + 1) * sizeof(*v));
+	if (v)
+		mods->v = v;
+	if (!mod.image || !mod.path || !v) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	got = pread(fd, mod.image, m.end - m.start, (off_t)m.start);
+	err = got < 0 ? -errno : 0;
+	close(fd);
+	if (got != (ssize_t)(m.end - m.start)) {
+		err = err ? err : -EIO;
+		goto fail;
+	}
+	err = elfscan_open_mem(mod.image, m.end - m.start, opts, &mod.es) ? -EINVAL : 0;
+	if (!err && module_bias(mod.es, &m, &mod.bias))
+		err = -ENOENT;
+	if (err)
+		goto fail;
+	mod.start = m.start;
+	mod.end = m.end;
+	mods->v[mods->n++] = mod;
+	qsort(mods->v, mods->n, sizeof(*mods->v), cmp_start);
+	return 0;
+fail:
+	elfscan_close(mod.es);
+	free(mod.image);
+	free(mod.path);
+	return err;
+}
+
 void rd_modules_free(struct rd_modules *mods)
 {
 	if (!mods)
@@ -267,6 +344,7 @@ void rd_modules_free(struct rd_modules *mods)
 		free(mods->v[i].path);
 		free(mods->v[i].err);
 		elfscan_close(mods->v[i].es);
+		free(mods->v[i].image);
 	}
 	free(mods->v);
 	mods->v = NULL;

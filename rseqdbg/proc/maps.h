@@ -16,6 +16,7 @@ struct rd_module {
 	ino_t ino;
 	struct elfscan *es; /* NULL when the file could not be scanned; err says why */
 	char *err;
+	void *image; /* the bytes es reads, for a module with no file (the vDSO) */
 };
 
 struct rd_modules {
@@ -28,6 +29,10 @@ struct rd_modules {
  * /proc/PID/map_files or /proc/PID/root so deleted or namespaced files work).
  * Returns 0 or -errno (mods is then empty); a module that fails alone only sets its err. */
 int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods);
+/* Add the vDSO, the ELF image the kernel maps into each process with no file behind it, read
+ * from the process's memory as module "[vdso]". 0, or -errno when there is none or it cannot
+ * be read (mods is then unchanged). */
+int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods);
 void rd_modules_free(struct rd_modules *mods);
 /* The module mapping a runtime address, NULL when none. */
 const struct rd_module *rd_modules_find(const struct rd_modules *mods, uint64_t addr);

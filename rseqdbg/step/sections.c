@@ -141,6 +141,10 @@ int load_modules(struct stepper *st)
 
 	rd_modules_free(&st->mods);
 	ret = rd_modules_load(st->tr.pid, &eo, &st->mods);
+	/* Its code is the kernel's and never changes: planned through and named like a file's
+	 * (a clock_gettime in a loop is otherwise one stop per instruction). */
+	if (!ret)
+		rd_modules_add_vdso(st->tr.pid, &eo, &st->mods);
 	symcache_clear(st);
 	if (st->code)
 		memset(st->code, 0, CODECACHE * sizeof(*st->code));

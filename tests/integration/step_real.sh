@@ -117,4 +117,44 @@ if [ -z "$small" ]; then
 else
 	real "ls (dynamic, C)" 1000000 "$small" -l /usr/bin
 fi
+# The vDSO, code no file holds: date's clock_gettime from its first instruction to its return.
+# Its symbols are those of the image this shell's python reads out of its own memory
+# (the kernel maps one image into every process), and it runs between breakpoints: far
+# fewer ptrace stops than instructions.
+date=$(first_of date)
+if [ -z "$date" ]; then
+	skip "step real: the vDSO" "date not installed"
+else
+	python3 - "$TMP/vdso.so" <<'PY'
+import sys
+for line in open("/proc/self/maps"):
+    if line.rstrip().endswith("[vdso]"):
+        a, b = (int(x, 16) for x in line.split()[0].split("-"))
+        with open("/proc/self/mem", "rb") as m:
+            m.seek(a)
+            open(sys.argv[1], "wb").write(m.read(b - a))
+PY
+	want=$(readelf -Ws "$TMP/vdso.so" 2>/dev/null |
+		awk '$8 ~ /^__vdso_clock_gettime(@|$)/ { print $2; exit }')
+	[ -z "$want" ] || want=$(printf %#x "0x$want")
+	timeout 60 "$RSEQDBG" step --json --from __vdso_clock_gettime --finish -- "$date" \
+		>"$TMP/vdso.json" 2>&1
+	rc=$?
+	first=$(grep -m1 '"type":"step"' "$TMP/vdso.json")
+	nstep=$(grep -c '"type":"step"' "$TMP/vdso.json")
+	nvdso=$(grep '"type":"step"' "$TMP/vdso.json" | grep -c '"module":"\[vdso\]"')
+	off=$(sed -n 's/.*"module_offset":\([0-9]*\).*/\1/p' <<<"$first")
+	sum=$(grep '"type":"summary"' "$TMP/vdso.json")
+	ins=$(sed -n 's/.*"instructions":\([0-9]*\).*/\1/p' <<<"$sum")
+	stops=$(sed -n 's/.*"ptrace_stops":\([0-9]*\).*/\1/p' <<<"$sum")
+	if [ $rc -eq 0 ] && [ -n "$want" ] && [ -n "$off" ] && [ "$(printf %#x "$off")" = "$want" ] &&
+		grep -q '"function":"__vdso_clock_gettime"' <<<"$first" &&
+		[ "$nstep" -gt 0 ] && [ "$nvdso" = "$nstep" ] && [ "$ins" = "$nstep" ] &&
+		[ "$((stops * 3))" -lt "$ins" ] && grep -q '"end":"finish"' <<<"$sum"; then
+		pass "step real: date's clock_gettime in the vDSO: $ins instructions, all named in [vdso] (entry at $want as its image says), $stops ptrace stops"
+	else
+		fail "step real: date's clock_gettime in the vDSO" \
+			"rc=$rc entry $want, first step offset ${off:-none}; $nvdso of $nstep steps in [vdso]; $ins instructions, $stops stops; $(grep -v '"type":"step"' "$TMP/vdso.json" | head -c 300)"
+	fi
+fi
 finish
