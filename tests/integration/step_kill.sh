@@ -9,7 +9,10 @@
 # --detach runs on to a correct result.
 source "$(dirname "$0")/../lib.sh"
 
-WL="$BUILD/tests/workloads/rseq_workload"
+# A private copy: the uprobes other tests attach to the build's workload (trace, stat) go into
+# every process that maps that file, and would change the text compared here.
+WL="$TMP/rseq_workload"
+cp "$BUILD/tests/workloads/rseq_workload" "$WL"
 TRIALS=${STEP_KILL_TRIALS:-20}
 if ! have_ptrace; then
 	skip "step kill -9" "ptrace not permitted"
