@@ -25,11 +25,19 @@ static uint64_t hist[HIST_MAX];
 static size_t nhist;
 static pid_t bp_pid;
 static int bp_memfd = -1;
+static bool (*file_bytes)(void *ctx, uint64_t addr, uint8_t *buf);
+static void *file_ctx;
 
 void rd_bp_attach(pid_t pid, int memfd)
 {
 	bp_pid = pid;
 	bp_memfd = memfd;
+}
+
+void rd_bp_file_bytes(bool (*fn)(void *ctx, uint64_t addr, uint8_t *buf), void *ctx)
+{
+	file_bytes = fn;
+	file_ctx = ctx;
 }
 
 static struct bp *find(uint64_t addr)
@@ -82,6 +90,15 @@ int rd_bp_plant_over(uint64_t addr, const uint8_t *orig)
 		n = pread(bp_memfd, b->orig, RD_ARCH_BP_LEN, (off_t)addr);
 		if (n != RD_ARCH_BP_LEN)
 			return n < 0 ? -errno : -EFAULT;
+	}
+	/* A breakpoint that is not ours already there: a uprobe, which the kernel puts into
+	 * every process that maps the probed file. Put back after the probe is gone, it would
+	 * be a trap the program dies of: the file's bytes are the instruction. */
+	if (!memcmp(b->orig, rd_arch_bp_insn, RD_ARCH_BP_LEN) && file_bytes) {
+		uint8_t f[RD_ARCH_BP_LEN];
+
+		if (file_bytes(file_ctx, addr, f))
+			memcpy(b->orig, f, RD_ARCH_BP_LEN);
 	}
 	b->addr = addr;
 	remember(addr);

@@ -11,6 +11,10 @@
 
 /* The process whose memory the breakpoints patch (memfd: /proc/PID/mem, read-write). */
 void rd_bp_attach(pid_t pid, int memfd);
+/* Where the bytes of the program's files can be read (fn: false when addr is in none): a
+ * breakpoint byte found in memory at an address where the file has another one is taken as
+ * someone else's (a uprobe), and the file's byte is what removing ours puts back. */
+void rd_bp_file_bytes(bool (*fn)(void *ctx, uint64_t addr, uint8_t *buf), void *ctx);
 /* Plant a breakpoint at addr (idempotent). 0 or -errno. */
 int rd_bp_plant(uint64_t addr);
 /* The same when the caller knows the bytes the breakpoint replaces (saves a read). */

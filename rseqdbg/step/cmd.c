@@ -390,6 +390,16 @@ static int step_loop(struct stepper *st)
 	return EXIT_OK;
 }
 
+/* The bytes of the file mapped at addr, as loaded (see rd_bp_file_bytes). */
+static bool file_bytes(void *ctx, uint64_t addr, uint8_t *buf)
+{
+	struct stepper *st = ctx;
+	const struct rd_module *m = rd_modules_find(&st->mods, addr);
+
+	return m && m->es && !m->image &&
+	       elfscan_read(m->es, addr - m->bias, buf, RD_ARCH_BP_LEN) == 0;
+}
+
 int cmd_step(int argc, char **argv)
 {
 	struct stepper st = {0};
@@ -417,6 +427,7 @@ int cmd_step(int argc, char **argv)
 		return rd_error("%s", rd_errmsg());
 	}
 	rd_bp_attach(st.tr.pid, st.tr.memfd);
+	rd_bp_file_bytes(file_bytes, &st);
 	ret = load_modules(&st);
 	if (ret < 0)
 		rd_warn("reading the modules of process %d: %s (sections only from rseq_cs)",

@@ -164,4 +164,44 @@ else
 	fail "step survives the tracee being killed" "rc=$rc $(tail -2 "$TMP/s5.json")"
 fi
 
+# Someone else's breakpoint under ours: a trace of another process of the same file puts
+# uprobes on the abort handlers of every process that maps the file. step --from an abort
+# handler this run never reaches plants its breakpoint over the uprobe's; the trace ends (the
+# kernel puts the instruction back in place of the breakpoint byte it finds there), then the
+# step. Removing ours must not bring the uprobe's byte back: a trap the program dies of.
+if have_bpf; then
+	"$WL" --mode counter --threads 2 --seconds 600 --out "$TMP/r6" &
+	p=$!
+	"$WL" --mode counter --threads 1 --seconds 600 --out "$TMP/r7" &
+	q=$!
+	wait_tasks $p 3
+	wait_tasks $q 2
+	snapshot $p "$TMP/before6"
+	"$RSEQDBG" trace --pid $q >/dev/null 2>"$TMP/t6.err" &
+	t=$!
+	wait_grep 'tracing rseq events' "$TMP/t6.err"
+	"$RSEQDBG" step --pid $p --from rseq_abort_condexit --quiet --json >"$TMP/s6.json" 2>&1 &
+	d=$!
+	for i in $(seq 100); do
+		[ "$(awk '/TracerPid/ {print $2}' /proc/$p/status)" != 0 ] && break
+		sleep 0.05
+	done
+	sleep 0.5
+	kill -INT $t
+	wait $t
+	kill -INT $d
+	wait $d
+	rc=$?
+	snapshot $p "$TMP/after6"
+	text=$(cmp -s "$TMP/before6" "$TMP/after6" && echo same || echo differs)
+	ok=0
+	wait_ok $p "$TMP/r6" || ok=1
+	if [ $rc -eq 0 ] && [ "$text" = same ] && [ $ok -eq 0 ]; then
+		pass "step over a uprobe that goes away: text restored, result ok"
+	else
+		fail "step over a uprobe that goes away" "rc=$rc text $text, workload exit $wrc $(grep result "$TMP/r6") $(tail -c 200 "$TMP/s6.json")"
+	fi
+	kill -TERM $q 2>/dev/null
+	wait $q 2>/dev/null
+fi
 finish
