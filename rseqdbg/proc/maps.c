@@ -27,21 +27,20 @@ static bool parse_line(char *line, struct mapping *m)
 	char perms[8];
 	int pos = 0;
 
+	m->path = NULL;
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset, &major,
 		   &minor, &inode, &pos) < 7 ||
 	    !pos)
 		return false;
 	line[strcspn(line, "\n")] = '\0';
-	/* Anonymous memory, [heap], [stack], [vdso]: no file to scan. */
-	if (!inode || line[pos] != '/')
-		return false;
 	m->start = start;
 	m->end = end;
 	m->offset = offset;
 	m->dev = makedev(major, minor);
 	m->ino = (ino_t)inode;
 	m->path = line + pos;
-	return true;
+	/* Anonymous memory, [heap], [stack], [vdso]: no file to scan. */
+	return inode && line[pos] == '/';
 }
 
 /* Open the file behind a mapping: map_files works for deleted files but needs privilege;
@@ -194,8 +193,13 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 		struct rd_module *mod;
 		struct mapping m;
 
-		if (!parse_line(line, &m))
+		if (!parse_line(line, &m)) {
+			if (m.path && !strcmp(m.path, "[vdso]")) {
+				mods->vdso_start = m.start;
+				mods->vdso_end = m.end;
+			}
 			continue;
+		}
 		mod = module_of(mods, &m);
 		if (mod) {
 			if (m.start < mod->start)
@@ -259,32 +263,6 @@ out:
 	return err;
 }
 
-/* Where the [vdso] mapping lies; false when the process has none. */
-static bool find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
-{
-	unsigned long long a = 0, b = 0;
-	char path[64], *line = NULL;
-	size_t len = 0, n;
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && getline(&line, &len, f) > 0) {
-		n = strcspn(line, "\n");
-		line[n] = '\0';
-		found = n > 6 && !strcmp(line + n - 6, "[vdso]") &&
-			sscanf(line, "%llx-%llx", &a, &b) == 2;
-	}
-	free(line);
-	fclose(f);
-	*start = a;
-	*end = b;
-	return found;
-}
-
 int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods)
 {
 	struct rd_module *v, mod = {0};
@@ -293,7 +271,9 @@ int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 	ssize_t got;
 	int fd, err;
 
-	if (!find_vdso(pid, &m.start, &m.end))
+	m.start = mods->vdso_start;
+	m.end = mods->vdso_end;
+	if (!m.end)
 		return -ENOENT;
 	if (m.end <= m.start || m.end - m.start > (1u << 20) || rd_modules_find(mods, m.start))
 		return -EINVAL;

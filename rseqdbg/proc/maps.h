@@ -23,6 +23,7 @@ struct rd_modules {
 	pid_t pid;
 	struct rd_module *v;
 	size_t n;
+	uint64_t vdso_start, vdso_end; /* the [vdso] mapping; 0 when none */
 };
 
 /* Read /proc/PID/maps and scan every file-backed ELF mapping (opened through
@@ -30,8 +31,8 @@ struct rd_modules {
  * Returns 0 or -errno (mods is then empty); a module that fails alone only sets its err. */
 int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods);
 /* Add the vDSO, the ELF image the kernel maps into each process with no file behind it, read
- * from the process's memory as module "[vdso]". 0, or -errno when there is none or it cannot
- * be read (mods is then unchanged). */
+ * from the process's memory as module "[vdso]", where rd_modules_load saw it mapped. 0, or
+ * -errno when there is none or it cannot be read (mods is then unchanged). */
 int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods);
 void rd_modules_free(struct rd_modules *mods);
 /* The module mapping a runtime address, NULL when none. */
