@@ -11,6 +11,10 @@
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
 #   scripts/deps.sh fixtures  also regenerating the committed fixtures (scripts/gen-*.sh):
 #                             lld and the cross binutils
+#   scripts/deps.sh arm64     also the arm64 cross build (`make ARCH=arm64`): the cross
+#                             compiler, the libraries' arm64 -dev packages (multiarch: the
+#                             arm64 architecture is added to dpkg) and qemu-user-static to
+#                             start the arm64 programs here
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
@@ -26,8 +30,21 @@ fixtures)
 	binutils-arm-linux-gnueabihf binutils-powerpc64le-linux-gnu binutils-powerpc64-linux-gnu
 	binutils-s390x-linux-gnu binutils-riscv64-linux-gnu"
 	;;
-*) echo "deps.sh: unknown group $1 (bench, fuzz, format, kernels, fixtures)" >&2; exit 2 ;;
+arm64)
+	# Linked dynamically: libdw's own dependencies (liblzma, libzstd, libbz2) come with
+	# libdw1:arm64 and need no -dev package.
+	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
+	zlib1g-dev:arm64 libbpf-dev:arm64 libcapstone-dev:arm64 libmicrohttpd-dev:arm64
+	libcmocka-dev:arm64 qemu-user-static"
+	;;
+*) echo "deps.sh: unknown group $1 (bench, fuzz, format, kernels, fixtures, arm64)" >&2; exit 2 ;;
 esac
+
+# The arm64 packages install beside the host's only once dpkg knows the architecture.
+add_arch=""
+if [ "${1:-}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	add_arch=arm64
+fi
 
 missing=""
 for p in $PKGS; do
@@ -39,8 +56,13 @@ done
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: missing packages:$missing" >&2
-	echo "deps.sh: run as root: apt-get update && apt-get install -y$missing" >&2
+	echo "deps.sh: run as root:${add_arch:+ dpkg --add-architecture $add_arch &&}" \
+	     "apt-get update && apt-get install -y$missing" >&2
 	exit 1
+fi
+if [ -n "$add_arch" ]; then
+	echo "deps.sh: adding the dpkg architecture $add_arch"
+	dpkg --add-architecture "$add_arch"
 fi
 echo "deps.sh: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
