@@ -493,7 +493,7 @@ static __always_inline bool take_fixup(struct rt_task *ts, __u64 abort_ip)
 static __always_inline void handler_entry(struct pt_regs *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	__u64 abort_ip = ctx->ip, cookie = bpf_get_attach_cookie(ctx);
+	__u64 abort_ip = PT_REGS_IP(ctx), cookie = bpf_get_attach_cookie(ctx);
 	__u64 start_ip = abort_ip - (cookie >> 32), pco = (__u32)cookie;
 	struct rt_section *sec;
 	struct rt_stats *s;

@@ -9,6 +9,8 @@
  */
 #ifndef RSEQTRACE_VMLINUX_H
 #define RSEQTRACE_VMLINUX_H
+/* Kernel names, as in bpftool's vmlinux.h: bpf_tracing.h then reads x86's pt_regs.ip. */
+#define __VMLINUX_H__
 
 typedef unsigned char __u8;
 typedef signed char __s8;
@@ -105,10 +107,30 @@ struct vm_area_struct {
 	struct file *vm_file;
 } __attribute__((preserve_access_index));
 
-/* A uprobe program's context: the user registers at the probed instruction. */
+/*
+ * A uprobe program's context: the user registers at the probed instruction, laid out per
+ * architecture. bpf_tracing.h's PT_REGS_IP() reads the member named here: x86's kernel
+ * name (this header stands for the kernel's, see __VMLINUX_H__ above), arm64's user_pt_regs,
+ * the head of its struct pt_regs.
+ */
+#if defined(__TARGET_ARCH_x86)
 struct pt_regs {
 	unsigned long ip;
 } __attribute__((preserve_access_index));
+#elif defined(__TARGET_ARCH_arm64)
+struct user_pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+} __attribute__((preserve_access_index));
+
+struct pt_regs {
+	struct user_pt_regs user_regs;
+} __attribute__((preserve_access_index));
+#else
+#error "bpf/vmlinux.h: define __TARGET_ARCH_x86 or __TARGET_ARCH_arm64"
+#endif
 
 struct task_struct {
 	struct thread_info thread_info;
