@@ -13,6 +13,12 @@
 #   make format-check   fail on a C file .clang-format would change (make format changes it)
 #   SANITIZE=address,undefined   sanitizer build into build-san/
 #   BUILD=dir           out-of-tree build directory
+#   ARCH=x86|arm64      target architecture, the host's by default. ARCH=arm64 on x86_64
+#                       cross-builds into build-arm64/ (build-arm64-san/ with SANITIZE) with
+#                       Debian's aarch64-linux-gnu-gcc and the arm64 -dev packages
+#                       (make ARCH=arm64 deps). all, tests and install build for another
+#                       ARCH; check, check-kernels, demo, bench and fuzz, which run what
+#                       they build, refuse it
 
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
@@ -24,6 +30,36 @@ MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 
+# Architectures by their kernel names. Another than the host's is a cross build: Debian's
+# toolchain for it (CROSS_COMPILE), its libraries from the multiarch directories the cross
+# compiler searches, and a build directory of its own. CLANG and BPFTOOL stay the host's.
+HOST_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+ARCH       ?= $(HOST_ARCH)
+override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+ifeq ($(filter x86 arm64,$(ARCH)),)
+$(error ARCH=$(ARCH) is not one of x86, arm64)
+endif
+HOST_ONLY  := check check-kernels demo bench fuzz
+ifneq ($(ARCH),$(HOST_ARCH))
+ifneq ($(filter $(HOST_ONLY),$(MAKECMDGOALS)),)
+$(error make $(firstword $(filter $(HOST_ONLY),$(MAKECMDGOALS))) runs what it builds here, on $(HOST_ARCH): not with ARCH=$(ARCH) (make ARCH=$(ARCH) tests builds the tests))
+endif
+CROSS_x86   := x86_64-linux-gnu-
+CROSS_arm64 := aarch64-linux-gnu-
+CROSS_COMPILE ?= $(CROSS_$(ARCH))
+ifeq ($(origin CC),default)
+CC         := $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin LD),default)
+LD         := $(CROSS_COMPILE)ld
+endif
+ifeq ($(origin AR),default)
+AR         := $(CROSS_COMPILE)ar
+endif
+OBJCOPY    ?= $(CROSS_COMPILE)objcopy
+endif
+BUILD_ARCH := $(if $(filter-out x86,$(ARCH)),-$(ARCH))
+
 CC         ?= cc
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
@@ -31,10 +67,10 @@ OBJCOPY    ?= objcopy
 FUZZ_TIME  ?= 60
 
 ifneq ($(SANITIZE),)
-BUILD      ?= build-san
+BUILD      ?= build$(BUILD_ARCH)-san
 SANFLAGS   := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 else
-BUILD      ?= build
+BUILD      ?= build$(BUILD_ARCH)
 SANFLAGS   :=
 endif
 
@@ -51,7 +87,9 @@ LDFLAGS    += $(SANFLAGS)
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_HDRS   := $(sort $(wildcard libelfscan/elfscan*.h))
-CLI_SRCS   := $(sort $(wildcard rseqdbg/*.c rseqdbg/*/*.c))
+# rseqdbg/arch/ holds every architecture's files, each named after its own (x86*.c, arm64*.c).
+CLI_SRCS   := $(sort $(filter-out rseqdbg/arch/%,$(wildcard rseqdbg/*.c rseqdbg/*/*.c)) \
+		$(wildcard rseqdbg/arch/$(ARCH)*.c))
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
@@ -59,8 +97,21 @@ BPF_SKELS  := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h) $(BUILD)/bpf/rseqtrace-np.sk
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
-TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
+# A workload's or example's assembly is x86's beside its .c, another architecture's in
+# the subdirectory named after it. A test program whose x86 code (a .S, inline assembly,
+# x86 registers in its C) has no version for ARCH is not built for it.
+WL_ASM     := $(if $(filter-out x86,$(ARCH)),$(ARCH)/)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
+ifneq ($(ARCH),x86)
+WL_S_X86   := $(wildcard tests/workloads/*.S examples/*.S)
+WL_S_ARCH  := $(subst /$(ARCH)/,/,$(wildcard tests/workloads/$(ARCH)/*.S examples/$(ARCH)/*.S))
+X86_ONLY_C := tests/workloads/jit_cpuid.c tests/workloads/percpu_lib.c tests/tools/naive_step.c
+X86_ONLY   := $(patsubst %.S,%.c,$(filter-out $(WL_S_ARCH),$(WL_S_X86))) \
+	      $(filter-out $(patsubst %.S,%.c,$(WL_S_ARCH)),$(X86_ONLY_C))
+WL_C       := $(filter-out $(X86_ONLY),$(WL_C))
+TOOL_SRCS  := $(filter-out $(X86_ONLY),$(TOOL_SRCS))
+endif
+TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 
 .PHONY: FORCE all check check-kernels demo bench fuzz install uninstall clean deps tests format \
@@ -106,7 +157,7 @@ $(BUILD)/obj/%.o: %.c
 # time: the object does not depend on the kernel of the build machine.
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ibpf -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
@@ -115,7 +166,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # loads these bytes where the kernel has the kfuncs, through the one skeleton above.
 $(BUILD)/bpf/rseqtrace-np.bpf.o: bpf/rseqtrace.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -DRT_NOPREEMPT -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DRT_NOPREEMPT -Ibpf -c $< -o $@
 
 $(BUILD)/bpf/rseqtrace-np.skel.h: $(BUILD)/bpf/rseqtrace-np.bpf.o
 	$(BPFTOOL) gen skeleton $< name rseqtrace_np_bpf > $@
@@ -134,7 +185,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS
 		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
 
 # Unit tests of the tool link the objects of the code under test.
-PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o)
+PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/$(ARCH)-decode.o)
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
@@ -148,19 +199,21 @@ $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -lelf -lpthread
 
-# Workloads and examples: one C driver per program, plus an optional same-named .S.
+# Workloads and examples: one C driver per program, plus an optional same-named .S (in
+# $(WL_ASM) for ARCH).
 $(BUILD)/tests/workloads/% $(BUILD)/examples/%: CFLAGS_WL = -O2 -g -Wall -Wextra $(WERROR)
-$(BUILD)/tests/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.S tests/workloads/*.h)
+$(BUILD)/tests/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/$(WL_ASM)*.S \
+		tests/workloads/$(WL_ASM)*.h tests/workloads/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_WL) -Itests/workloads -o $@ $< $(wildcard tests/workloads/$*.S) -lpthread
-$(BUILD)/examples/%: examples/%.c $(wildcard examples/*.S examples/*.h)
+	$(CC) $(CFLAGS_WL) -Itests/workloads -o $@ $< $(wildcard tests/workloads/$(WL_ASM)$*.S) -lpthread
+$(BUILD)/examples/%: examples/%.c $(wildcard examples/$(WL_ASM)*.S examples/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_WL) -Iexamples -o $@ $< $(wildcard examples/$*.S) -lpthread
+	$(CC) $(CFLAGS_WL) -Iexamples -o $@ $< $(wildcard examples/$(WL_ASM)$*.S) -lpthread
 
 # The sections again, as a shared object a workload loads with dlopen.
 WL_SO := $(BUILD)/tests/workloads/librseq_workload.so
 $(WL_SO): CFLAGS_WL = -O2 -g -Wall -Wextra $(WERROR)
-$(WL_SO): tests/workloads/rseq_workload.S tests/workloads/rseq_workload.h
+$(WL_SO): tests/workloads/$(WL_ASM)rseq_workload.S tests/workloads/rseq_workload.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_WL) -shared -fPIC -Wl,-Bsymbolic -Itests/workloads -o $@ $<
 
@@ -196,8 +249,9 @@ bench:
 	$(MAKE) tests
 	BUILD=$(BUILD) scripts/bench.sh
 
+# A cross build's toolchain and libraries are the group named after its ARCH.
 deps:
-	scripts/deps.sh
+	scripts/deps.sh$(if $(filter-out $(HOST_ARCH),$(ARCH)), $(ARCH))
 
 # --- install -----------------------------------------------------------------
 install: all
@@ -223,9 +277,10 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/rseqdbg-exporter.service
 
 # Every C source and header but the generated bpf/vmlinux.h.
-FORMAT_SRCS = $(sort $(LIB_SRCS) $(CLI_SRCS) $(wildcard libelfscan/*.h rseqdbg/*.h rseqdbg/*/*.h \
-		bpf/*.bpf.c tests/unit/*.[ch] tests/tools/*.[ch] tests/workloads/*.[ch] \
-		tests/fuzz/*.[ch]) $(filter-out bpf/vmlinux.h,$(wildcard bpf/*.h)))
+FORMAT_SRCS = $(sort $(LIB_SRCS) $(wildcard rseqdbg/*.c rseqdbg/*/*.c libelfscan/*.h rseqdbg/*.h \
+		rseqdbg/*/*.h bpf/*.bpf.c tests/unit/*.[ch] tests/tools/*.[ch] \
+		tests/workloads/*.[ch] tests/workloads/*/*.[ch] tests/fuzz/*.[ch]) \
+		$(filter-out bpf/vmlinux.h,$(wildcard bpf/*.h)))
 
 format:
 	clang-format -i $(FORMAT_SRCS)
@@ -235,6 +290,6 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-arm64 build-arm64-san
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
