@@ -6,7 +6,12 @@
 #ifndef RSEQ_WORKLOAD_H
 #define RSEQ_WORKLOAD_H
 
+/* The abort signature glibc registers on the architecture (arm64's is a brk instruction). */
+#if defined(__aarch64__)
+#define WL_RSEQ_SIG 0xd428bc00
+#else
 #define WL_RSEQ_SIG 0x53053053
+#endif
 
 /* struct rseq (kernel ABI) */
 #define WL_RSEQ_CPU_ID 4
@@ -24,7 +29,7 @@
 #define WL_CNT_ABORT 16
 #define WL_CNT_EXIT 24
 
-/* struct wl_thread: what the sections receive in %rdi. */
+/* struct wl_thread: what the sections receive in %rdi (x0 on arm64). */
 #define WL_T_RSEQ 0
 #define WL_T_PCPU 8
 #define WL_T_CNT 16
