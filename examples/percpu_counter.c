@@ -23,7 +23,11 @@
 #include <unistd.h>
 
 #define MAX_CPUS 1024
+/* glibc's <sys/rseq.h> names the signature it registers: 0xd428bc00 on arm64 (see
+ * arm64/percpu_counter.S). */
+#ifndef RSEQ_SIG
 #define RSEQ_SIG 0x53053053
+#endif
 
 struct rseq_cs_desc {
 	uint32_t version;
