@@ -105,7 +105,7 @@ WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 ifneq ($(ARCH),x86)
 WL_S_X86   := $(wildcard tests/workloads/*.S examples/*.S)
 WL_S_ARCH  := $(subst /$(ARCH)/,/,$(wildcard tests/workloads/$(ARCH)/*.S examples/$(ARCH)/*.S))
-X86_ONLY_C := tests/workloads/jit_cpuid.c tests/workloads/percpu_lib.c tests/tools/naive_step.c
+X86_ONLY_C := tests/workloads/jit_cpuid.c tests/tools/naive_step.c
 X86_ONLY   := $(patsubst %.S,%.c,$(filter-out $(WL_S_ARCH),$(WL_S_X86))) \
 	      $(filter-out $(patsubst %.S,%.c,$(WL_S_ARCH)),$(X86_ONLY_C))
 WL_C       := $(filter-out $(X86_ONLY),$(WL_C))

@@ -27,7 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__aarch64__)
+#include "arm64/percpu_ops.h"
+#else
 #include "percpu_ops.h"
+#endif
 
 #define MAX_CPUS 1024
 #define STALE_BIT 0x40000000 /* no CPU has this number */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * percpu_ops.h for aarch64: the operations of ../percpu_ops.h, with the same descriptors,
+ * tables, __rseq_failure handlers and stale-cpu stubs, written the way librseq's arm64 code
+ * is: adrp/add/str of the descriptor's address arms rseq_cs, the CPU check loads cpu_id and
+ * compares, and the abort signature (0xd428bc00, the one glibc registers) is the instruction
+ * word before each handler, a brk that never runs. x15 is the scratch register, as in
+ * librseq.
+ */
+#ifndef PERCPU_OPS_H
+#define PERCPU_OPS_H
+
+#include <stdint.h>
+#include <sys/rseq.h>
+
+#define PCPU_SIG 0xd428bc00
+
+/* The thread's struct rseq, registered by glibc. */
+static inline struct rseq *pcpu_rseq(void)
+{
+	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+}
+
+static inline int pcpu_cpu(void)
+{
+	return (int)__atomic_load_n(&pcpu_rseq()->cpu_id, __ATOMIC_RELAXED);
+}
+
+/* Descriptor label, start, post-commit and abort labels of one section. */
+#define PCPU_CS(desc, start, post, abort)                                                          \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                                       \
+	".balign 32\n\t" #desc ":\n\t"                                                             \
+	".long 0, 0\n\t"                                                                           \
+	".quad " #start "f, (" #post "f - " #start "f), " #abort "f\n\t"                           \
+	".popsection\n\t"                                                                          \
+	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"                                             \
+	".quad " #desc "b\n\t"                                                                     \
+	".popsection\n\t"
+
+#define PCPU_EXIT(start, exit)                                                                     \
+	".pushsection __rseq_exit_point_array, \"aw\"\n\t"                                         \
+	".quad " #start "f, " exit "\n\t"                                                          \
+	".popsection\n\t"
+
+#define PCPU_ARM(desc)                                                                             \
+	"adrp x15, " #desc "b\n\t"                                                                 \
+	"add x15, x15, :lo12:" #desc "b\n\t"                                                       \
+	"str x15, %[rseq_cs]\n\t"
+
+/* The section's first check: the thread still runs on the CPU it was given. */
+#define PCPU_CHECK_CPU(stale)                                                                      \
+	"ldr w15, %[cpu_id]\n\t"                                                                   \
+	"cmp w15, %w[cpu]\n\t"                                                                     \
+	"b.ne " #stale "f\n\t"
+
+/* The abort handler behind its signature, and the stub that counts a stale cpu_id. */
+#define PCPU_FAILURE(abort, stale, label)                                                          \
+	".pushsection __rseq_failure, \"ax\"\n\t"                                                  \
+	".inst 0xd428bc00\n\t" #abort ":\n\t"                                                      \
+	"b %l[" label "]\n\t" #stale ":\n\t"                                                       \
+	"ldr x15, [%[user_branches]]\n\t"                                                          \
+	"add x15, x15, #1\n\t"                                                                     \
+	"str x15, [%[user_branches]]\n\t"                                                          \
+	"b " #abort "b\n\t"                                                                        \
+	".popsection\n\t"
+
+/* *v += count on cpu. 0 when committed, -1 when aborted (by the kernel or by a stale cpu). */
+static inline __attribute__((always_inline)) int pcpu_addv(intptr_t *v, intptr_t count, int cpu,
+							   uint64_t *user_branches)
+{
+	struct rseq *rs = pcpu_rseq();
+
+	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_ARM(3) "1:\n\t" PCPU_CHECK_CPU(5)
+		     "ldr x15, %[v]\n\t"
+		     "add x15, x15, %[count]\n\t"
+		     "str x15, %[v]\n\t"
+		     "2:\n\t" PCPU_FAILURE(4, 5, "abort")
+		     : /* asm goto outputs are not used: memory only */
+		     : [cpu] "r"(cpu), [cpu_id] "Qo"(rs->cpu_id), [rseq_cs] "Qo"(rs->rseq_cs),
+		       [v] "Qo"(*v), [count] "r"(count), [user_branches] "r"(user_branches)
+		     : "memory", "cc", "x15"
+		     : abort);
+	return 0;
+abort:
+	return -1;
+}
+
+/* Push node on the per-CPU list *head of cpu (node->next = *head; *head = node), if *head is
+ * still expect. 0 when pushed, 1 when *head changed (an exit point), -1 when aborted. */
+struct pcpu_node {
+	struct pcpu_node *next;
+};
+
+static inline __attribute__((always_inline)) int pcpu_cmpeqv_storev(struct pcpu_node **head,
+								    struct pcpu_node *expect,
+								    struct pcpu_node *node, int cpu,
+								    uint64_t *user_branches)
+{
+	struct rseq *rs = pcpu_rseq();
+
+	node->next = expect;
+	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_EXIT(1, "%l[ne]") PCPU_ARM(3) "1:\n\t"
+		     PCPU_CHECK_CPU(5)
+		     "ldr x15, %[head]\n\t"
+		     "cmp x15, %[expect]\n\t"
+		     "b.ne %l[ne]\n\t"
+		     "str %[node], %[head]\n\t"
+		     "2:\n\t" PCPU_FAILURE(4, 5, "abort")
+		     :
+		     : [cpu] "r"(cpu), [cpu_id] "Qo"(rs->cpu_id), [rseq_cs] "Qo"(rs->rseq_cs),
+		       [head] "Qo"(*head), [expect] "r"(expect), [node] "r"(node),
+		       [user_branches] "r"(user_branches)
+		     : "memory", "cc", "x15"
+		     : abort, ne);
+	return 0;
+abort:
+	return -1;
+ne:
+	return 1;
+}
+
+#endif
