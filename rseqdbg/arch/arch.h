@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Where an instruction can go next, and where a critical section can be left: the decoding
  * behind the step-over rule. Everything specific to the architecture lives in rseqdbg/arch/:
- * x86-decode.c decodes (with libelfscan), x86.c reads registers. */
+ * ARCH-decode.c decodes (with libelfscan), ARCH.c reads registers: x86 (x86_64) and arm64
+ * (aarch64). The Makefile builds the files of the target's architecture only. */
 #ifndef RSEQDBG_ARCH_H
 #define RSEQDBG_ARCH_H
 
@@ -10,17 +11,46 @@
 #include <stdint.h>
 #include <sys/user.h>
 
-typedef struct user_regs_struct rd_regs_t;
+#include <signal.h>
+
 struct rd_tracee;
 
-/* The software breakpoint instruction and its length. */
+/* What differs between the architectures, beside rseqdbg/arch/ARCH*.c:
+ *   RD_ARCH_BP_LEN, RD_ARCH_INSN_MAX   the breakpoint instruction's length, the longest one
+ *   RD_ARCH_BP_CODE                    the si_code of the SIGTRAP a breakpoint raises
+ *   RD_ARCH_COMPAT_PC                  the pc's word in a 32-bit program's registers
+ *   RD_REG_SP                          the stack pointer's bit in a register set (wregs) */
+#if defined(__x86_64__)
+typedef struct user_regs_struct rd_regs_t;
 #define RD_ARCH_BP_LEN 1
-extern const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN];
 #define RD_ARCH_INSN_MAX 16
+#define RD_ARCH_BP_CODE SI_KERNEL /* int3 */
+#define RD_ARCH_COMPAT_PC 12	  /* i386: eip */
+#define RD_REG_SEG (1u << 16)
+#define RD_REG_SP (1u << 7) /* rsp, as wregs bit */
+#elif defined(__aarch64__)
+typedef struct user_regs_struct rd_regs_t; /* regs[31], sp, pc, pstate */
+#define RD_ARCH_BP_LEN 4
+#define RD_ARCH_INSN_MAX 4
+#define RD_ARCH_BP_CODE TRAP_BRKPT /* brk */
+#define RD_ARCH_COMPAT_PC 15	   /* arm: r15 */
+#define RD_REG_SP (1u << 31)
+#else
+#error "rseqdbg step: no backend for this architecture in rseqdbg/arch/ (x86_64 and aarch64)"
+#endif
+
+/* The software breakpoint instruction. */
+extern const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN];
+/* Whether bytes (RD_ARCH_BP_LEN of them) hold a breakpoint instruction, ours or another's
+ * (a uprobe's). */
+bool rd_arch_is_bp(const uint8_t *bytes);
 
 uint64_t rd_arch_pc(const rd_regs_t *r);
 void rd_arch_set_pc(rd_regs_t *r, uint64_t pc);
 uint64_t rd_arch_sp(const rd_regs_t *r);
+/* The value of general register reg (numbered as the decoder numbers it); false for one
+ * that is not a general register. */
+bool rd_arch_reg(const rd_regs_t *r, int reg, uint64_t *v);
 /* The address of the breakpoint that trapped, from the pc reported at the trap. */
 uint64_t rd_arch_bp_addr(uint64_t trap_pc);
 /* Whether the system call about to run (regs at the syscall instruction) maps memory. */
@@ -39,7 +69,9 @@ enum rd_insn_kind {
 	RD_INSN_SYSCALL,
 };
 
-/* A memory operand; registers numbered as enum elfscan_x86_reg (elfscan-decode.h). */
+/* A memory operand; registers numbered as the architecture's decoder numbers them
+ * (elfscan-decode.h): enum elfscan_x86_reg, or 0..31 on aarch64 (seg, scale unused, no
+ * register -1). */
 struct rd_mem {
 	int seg, base, index, scale;
 	int64_t disp;
@@ -62,13 +94,14 @@ struct rd_insn {
 	/* Single-stepping it may run the next instruction too: a hypervisor emulates it and
 	 * drops the trap (cpuid under some). */
 	bool late_trap;
-	/* The general registers it writes: bit i for the i-th of rax rbx rcx rdx rsi rdi rbp
-	 * rsp r8..r15 (any part of it), RD_REG_SEG for a segment register or base. */
+	/* The general registers it writes: on x86_64 bit i for the i-th of rax rbx rcx rdx rsi
+	 * rdi rbp rsp r8..r15 (any part of it), RD_REG_SEG for a segment register or base; on
+	 * aarch64 bit n for xn, bit 31 for sp. */
 	uint32_t wregs;
 	/* A 64-bit store "mov MEM, REG|IMM" (how a section's descriptor is armed). */
 	bool store;
 	struct rd_mem st_mem;
-	int st_reg;	  /* 0 when the stored value is st_imm */
+	int st_reg;	  /* 0 when the stored value is st_imm (aarch64: register + 1) */
 	uint32_t st_regs; /* what st_mem's address reads, as wregs bits (rip-relative: none) */
 	int64_t st_imm;
 	/* The memory it writes: none, only mw_mem (mw_size bytes; its address reads mw_regs,
@@ -77,11 +110,11 @@ struct rd_insn {
 	struct rd_mem mw_mem;
 	uint32_t mw_regs;
 	unsigned int mw_size;
+	/* A load-exclusive (aarch64): the sequence to its store-exclusive fails every time it
+	 * is stepped, so it runs whole (rd_exclusive_ends). */
+	bool excl;
 	char text[200];
 };
-
-#define RD_REG_SEG (1u << 16)
-#define RD_REG_SP (1u << 7) /* rsp, as wregs bit */
 
 struct rd_decoder;
 
@@ -101,10 +134,10 @@ bool rd_memw_addr(const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea);
 bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
 		   uint64_t *val);
 
-/* The ways out of the section [start, post_commit) besides post_commit and abort: the
- * targets of branches in code (the section's bytes, at runtime address start) that lie
- * outside it. Returns how many were stored (duplicates removed). */
-size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
-			       uint64_t post_commit, uint64_t *out, size_t max);
+/* Where the exclusive sequence that the load-exclusive at addr opens can end: ends[0] the
+ * instruction after its store-exclusive, then the targets of branches out before it (code
+ * holds len bytes from addr). 0, or a negative errno when it cannot be run as a unit. */
+int rd_exclusive_ends(struct rd_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		      uint64_t *ends, size_t max, size_t *n);
 
 #endif

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The x86_64 instruction decoder of the stepper, on libelfscan's decoder: what an instruction
- * does to control flow, which registers it writes, whether it stores a 64-bit word, and the
- * ways out of a critical section found by decoding it. */
+ * does to control flow, which registers it writes, whether it stores a 64-bit word. */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -108,30 +107,9 @@ void rd_decode(struct rd_decoder *d, const uint8_t *buf, size_t len, uint64_t ad
 	in->mw_size = x.memw_size;
 }
 
-size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
-			       uint64_t post_commit, uint64_t *out, size_t max)
+int rd_exclusive_ends(struct rd_decoder *d, const uint8_t *code, size_t len, uint64_t addr,
+		      uint64_t *ends, size_t max, size_t *n)
 {
-	uint64_t addr = start;
-	size_t n = 0;
-
-	while (addr < post_commit) {
-		struct rd_insn in;
-		size_t off = addr - start;
-
-		rd_decode(d, code + off, post_commit - addr, addr, &in);
-		if (!in.size) {
-			addr++;
-			continue;
-		}
-		if (in.has_target && (in.target < start || in.target >= post_commit)) {
-			bool dup = false;
-
-			for (size_t i = 0; i < n; i++)
-				dup |= out[i] == in.target;
-			if (!dup && n < max)
-				out[n++] = in.target;
-		}
-		addr += in.size;
-	}
-	return n;
+	*n = 0;
+	return -ENOENT; /* x86 has no exclusive monitor */
 }

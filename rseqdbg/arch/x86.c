@@ -7,11 +7,12 @@
 #include "elfscan-decode.h"
 #include "proc/ptrace.h"
 
-#if !defined(__x86_64__)
-#error "rseqdbg step: only x86_64 is implemented (rseqdbg/arch/ holds the architecture code)"
-#endif
-
 const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN] = {0xcc}; /* int3 */
+
+bool rd_arch_is_bp(const uint8_t *bytes)
+{
+	return bytes[0] == 0xcc; /* uprobes plant int3 too */
+}
 
 uint64_t rd_arch_pc(const rd_regs_t *r)
 {
@@ -107,6 +108,11 @@ static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v
 		return false;
 	}
 	return true;
+}
+
+bool rd_arch_reg(const rd_regs_t *r, int reg, uint64_t *v)
+{
+	return reg != ELFSCAN_X86_RIP && reg_value(reg, r, 0, v);
 }
 
 static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t next_pc, uint64_t *ea)

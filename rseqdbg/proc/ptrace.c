@@ -538,11 +538,12 @@ int rd_pt_getpc(pid_t tid, uint64_t *pc)
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) < 0)
 		return -errno;
 	if (iov.iov_len < sizeof(regs)) {
-		/* A 32-bit program gets the i386 layout: 17 words, eip the 13th. */
-		uint32_t w[17];
+		/* A 32-bit program gets its own layout: i386's 17 words (eip the 13th), arm's
+		 * 18 (pc the 16th). */
+		uint32_t w[18];
 
 		memcpy(w, &regs, sizeof(w));
-		*pc = w[12];
+		*pc = w[RD_ARCH_COMPAT_PC];
 	} else {
 		*pc = rd_arch_pc(&regs);
 	}

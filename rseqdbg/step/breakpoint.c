@@ -94,7 +94,7 @@ int rd_bp_plant_over(uint64_t addr, const uint8_t *orig)
 	/* A breakpoint that is not ours already there: a uprobe, which the kernel puts into
 	 * every process that maps the probed file. Put back after the probe is gone, it would
 	 * be a trap the program dies of: the file's bytes are the instruction. */
-	if (!memcmp(b->orig, rd_arch_bp_insn, RD_ARCH_BP_LEN) && file_bytes) {
+	if (rd_arch_is_bp(b->orig) && file_bytes) {
 		uint8_t f[RD_ARCH_BP_LEN];
 
 		if (file_bytes(file_ctx, addr, f))

@@ -82,7 +82,7 @@ uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool e
 {
 	uint64_t bp;
 
-	if (ev->kind != RD_EV_TRAP || ev->code != SI_KERNEL || rd_pt_getregs(tid, r) < 0)
+	if (ev->kind != RD_EV_TRAP || ev->code != RD_ARCH_BP_CODE || rd_pt_getregs(tid, r) < 0)
 		return 0;
 	bp = rd_arch_bp_addr(rd_arch_pc(r));
 	if (ever ? !rd_bp_was_planted(bp) : !rd_bp_planted(bp))
@@ -114,8 +114,8 @@ static void handle_other(struct stepper *st, const struct rd_event *ev)
 			return;
 		}
 		if (!st->o.lock_others)
-			rd_pt_cont(&st->tr, t, ev->code == SI_KERNEL ? SIGTRAP : 0);
-		else if (ev->code == SI_KERNEL)
+			rd_pt_cont(&st->tr, t, ev->code == RD_ARCH_BP_CODE ? SIGTRAP : 0);
+		else if (ev->code == RD_ARCH_BP_CODE)
 			t->pending_sig = SIGTRAP;
 		return;
 	case RD_EV_SIGNAL:
@@ -473,6 +473,14 @@ enum step_status step_once(struct stepper *st)
 		s = sec_find(st, succ[i]);
 	if (s)
 		return enter_section(st, s, &in, succ, nsucc);
+	/* A load-exclusive with no signal to deliver first: the sequence it opens runs whole. */
+	if (in.excl && !st->cur_sig) {
+		bool done;
+		enum step_status r = step_exclusive(st, &in, &done);
+
+		if (done)
+			return r;
+	}
 	/* A thread that restarts a blocking system call must not run into the tree: blocked
 	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
 	 * waits for. */

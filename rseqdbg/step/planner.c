@@ -34,13 +34,18 @@ static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, 
 /* Whether node x, a near return, goes to the word the stack pointer addressed at the root
  * (*target): nothing on the way from the root moved the stack pointer or may have written
  * those 8 bytes. A return from a function called before the root, read at plan time instead
- * of at a stop in front of it. */
+ * of at a stop in front of it. A return to a register, the same from the register. */
 static bool plan_ret(const struct plan *p, const struct plan_env *env, const struct rd_insn *root,
 		     int x, const struct rd_insn *in, uint64_t *target)
 {
 	uint64_t sp, word;
 	bool read = false;
 
+	/* A return to a register goes where the register held at the root if nothing on the
+	 * way wrote it (wregs: bit n for register n). */
+	if (in->ind_reg)
+		return in->reg >= 0 && in->reg < 32 && !(p->n[x].wregs & (1u << in->reg)) &&
+		       env->reg_at_root && env->reg_at_root(env->ctx, in->reg, target);
 	if (!env->ret_slot || !strncmp(in->text, "retf", 4))
 		return false;
 	for (int i = p->n[x].parent; i >= 0; i = p->n[i].parent) {
@@ -227,4 +232,32 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
 	}
 	return p->nn > 1 && plan_check(p, env);
+}
+
+size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
+			       uint64_t post_commit, uint64_t *out, size_t max)
+{
+	uint64_t addr = start;
+	size_t n = 0;
+
+	while (addr < post_commit) {
+		struct rd_insn in;
+		size_t off = addr - start;
+
+		rd_decode(d, code + off, post_commit - addr, addr, &in);
+		if (!in.size) {
+			addr++;
+			continue;
+		}
+		if (in.has_target && (in.target < start || in.target >= post_commit)) {
+			bool dup = false;
+
+			for (size_t i = 0; i < n; i++)
+				dup |= out[i] == in.target;
+			if (!dup && n < max)
+				out[n++] = in.target;
+		}
+		addr += in.size;
+	}
+	return n;
 }

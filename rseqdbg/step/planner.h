@@ -59,6 +59,9 @@ struct plan_env {
 	/* The stack pointer at the root and the word there (a return address); false when it
 	 * cannot be read. NULL: every return is a leaf. */
 	bool (*ret_slot)(void *ctx, uint64_t *sp, uint64_t *word);
+	/* The value of register reg at the root (a return to a register: aarch64's x30);
+	 * false when it is not known. NULL: every such return is a leaf. */
+	bool (*reg_at_root)(void *ctx, int reg, uint64_t *v);
 	uint64_t rseq_cs; /* address of the thread's rseq_cs field; 0 when unknown */
 	uint64_t until;	  /* an address that is always a leaf (--until) */
 };
@@ -75,5 +78,11 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 int plan_find(const struct plan *p, uint64_t addr);
 /* The node of the tree whose instruction covers addr without starting there, or -1. */
 int plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr);
+
+/* The ways out of the section [start, post_commit) besides post_commit and abort: the targets
+ * of branches in code (the section's bytes, at runtime address start) that lie outside it.
+ * Returns how many were stored (duplicates removed). */
+size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
+			       uint64_t post_commit, uint64_t *out, size_t max);
 
 #endif

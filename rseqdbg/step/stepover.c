@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "step/breakpoint.h"
@@ -159,6 +160,63 @@ static void note_result(struct stepper *st, struct section *s, enum result r)
 	    sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES);
 }
 
+/* Report the instructions of the exclusive sequence s that the thread ran on its way to bp,
+ * which ended it (r): the sequence has no branch back, so the way is its straight line up to
+ * the store-exclusive or to the branch out that took it to bp. */
+static void exclusive_steps(struct stepper *st, const struct section *s, enum result r, uint64_t bp)
+{
+	uint8_t code[MAX_EXCLUSIVE];
+	size_t len = s->post_commit - s->start;
+	ssize_t got;
+
+	got = pread(st->tr.memfd, code, len < sizeof(code) ? len : sizeof(code), (off_t)s->start);
+	if (got <= 0)
+		return;
+	rd_bp_unpatch(s->start, code, (size_t)got);
+	for (size_t off = 0; off < (size_t)got;) {
+		struct rd_insn in;
+
+		rd_decode(st->dec, code + off, (size_t)got - off, s->start + off, &in);
+		print_step(st, &in);
+		st->steps++;
+		/* Lost (the safety net found it elsewhere): only its load is known to have run. */
+		if (!in.size || r == RES_LOST ||
+		    (r == RES_EXIT && in.has_target && in.target == bp))
+			break;
+		off += in.size;
+	}
+}
+
+/*
+ * A load-exclusive opens a sequence that never completes when it is stepped: the trap after
+ * each instruction clears the exclusive monitor, so the store-exclusive fails and the loop
+ * around it retries forever. The sequence runs whole between breakpoints where it can end,
+ * and its instructions are reported as steps. *done is false when it cannot be run so (no
+ * store-exclusive within reach): then it is stepped.
+ */
+enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done)
+{
+	struct section s = {.src = SRC_EXCLUSIVE, .start = in->addr, .exits_known = true};
+	uint64_t ends[MAX_EXITS];
+	uint8_t code[MAX_EXCLUSIVE];
+	size_t n = 0;
+	ssize_t got;
+
+	*done = false;
+	got = pread(st->tr.memfd, code, sizeof(code), (off_t)in->addr);
+	if (got <= 0)
+		return STEP_OK;
+	rd_bp_unpatch(in->addr, code, (size_t)got);
+	if (rd_exclusive_ends(st->dec, code, (size_t)got, in->addr, ends, MAX_EXITS, &n) < 0 || !n)
+		return STEP_OK;
+	/* No abort handler: its place is taken by the end after the store-exclusive. */
+	s.post_commit = s.abort = ends[0];
+	s.nexits = n - 1;
+	memcpy(s.exits, ends + 1, s.nexits * sizeof(ends[0]));
+	*done = true;
+	return step_over(st, &s, in->addr, NULL, 0);
+}
+
 /* Let the thread run through section s between breakpoints at its exits and at the other
  * successors of the current instruction (for a section in a retry loop, at its commit and
  * those successors); report the passage. */
@@ -224,7 +282,7 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
 			return cur_lost(st);
-		if (ev.kind == RD_EV_TRAP && ev.code == SI_KERNEL) {
+		if (ev.kind == RD_EV_TRAP && ev.code == RD_ARCH_BP_CODE) {
 			/* The program's own breakpoint instruction. */
 			resume_cur(st, HOW_CONT, SIGTRAP);
 			continue;
@@ -255,6 +313,10 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 	if (retries || net || any_held(st))
 		rd_bp_remove_all();
 	release_held(st);
+	if (s->src == SRC_EXCLUSIVE) {
+		exclusive_steps(st, s, r, bp);
+		return STEP_OK;
+	}
 	if (r != RES_NONE) {
 		st->passages++;
 		st->res[r]++;

@@ -31,7 +31,8 @@
 /* A passage that hits none of its breakpoints within this bound is interrupted. */
 #define SAFETY_NET_MS 200
 #define MAX_EXITS 32
-#define DCACHE 4096 /* decoded instructions of module code, by address */
+#define MAX_EXCLUSIVE 72 /* bytes of an exclusive sequence: a load, 16 more, the end */
+#define DCACHE 4096	 /* decoded instructions of module code, by address */
 #define SYMCACHE 4096
 #define CODECACHE 32 /* pages of code kept: one pread per page, not per step */
 #define KEEP_BPS 64  /* breakpoints left planted between trees, at most */
@@ -39,8 +40,9 @@
 #define RETRY_LOOP_PASSAGES 8
 
 enum sec_source {
-	SRC_TABLE,   /* a descriptor table of a mapped module */
-	SRC_RSEQ_CS, /* the descriptor a thread's rseq_cs pointed to */
+	SRC_TABLE,     /* a descriptor table of a mapped module */
+	SRC_RSEQ_CS,   /* the descriptor a thread's rseq_cs pointed to */
+	SRC_EXCLUSIVE, /* no section: an exclusive sequence, run whole (step_exclusive) */
 };
 
 struct section {
@@ -186,6 +188,9 @@ void finish_tracee(struct stepper *st, bool detach);
 /* The thread is at pc, in front of section s or inside it. */
 enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 			   const uint64_t *other, size_t nother);
+/* The exclusive sequence opened by the load-exclusive in, run whole; *done false when it
+ * cannot be (then step it). */
+enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done);
 
 /* tree.c */
 bool page_checked(struct stepper *st, uint64_t pc);

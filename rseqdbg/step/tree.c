@@ -143,6 +143,13 @@ static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
 	return rd_pt_peek(&st->tr, *sp, word, sizeof(*word)) == 0;
 }
 
+static bool env_reg_at_root(void *ctx, int reg, uint64_t *v)
+{
+	struct stepper *st = ctx;
+
+	return rd_arch_reg(st->penv_regs, reg, v);
+}
+
 void tree_env_init(struct stepper *st)
 {
 	st->penv = (struct plan_env){
@@ -164,6 +171,7 @@ bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *
 	st->penv.until = st->until_addr;
 	/* --finish counts calls and returns at stops */
 	st->penv.ret_slot = st->o.finish ? NULL : env_ret_slot;
+	st->penv.reg_at_root = st->o.finish ? NULL : env_reg_at_root;
 	st->penv_regs = regs;
 	return plan_build(&st->plan, &st->penv, root, succ, nsucc, left);
 }

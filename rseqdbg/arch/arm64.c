@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The aarch64 registers of the stepper: program counter, breakpoint instruction, system calls,
+ * and where an instruction goes next given the registers (x0..x30 numbered 0..30, sp 31). */
+#include <sys/syscall.h>
+
+#include "arch/arch.h"
+#include "elfscan-decode.h"
+#include "proc/ptrace.h"
+
+/* brk #0, little-endian: a SIGTRAP (TRAP_BRKPT) with the pc on the brk itself. */
+const uint8_t rd_arch_bp_insn[RD_ARCH_BP_LEN] = {0x00, 0x00, 0x20, 0xd4};
+
+bool rd_arch_is_bp(const uint8_t *b)
+{
+	uint32_t w =
+	    (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+
+	/* brk #imm, any immediate: uprobes plant brk #0x5 */
+	return (w & 0xffe0001fu) == 0xd4200000u;
+}
+
+uint64_t rd_arch_pc(const rd_regs_t *r)
+{
+	return r->pc;
+}
+
+void rd_arch_set_pc(rd_regs_t *r, uint64_t pc)
+{
+	r->pc = pc;
+}
+
+uint64_t rd_arch_sp(const rd_regs_t *r)
+{
+	return r->sp;
+}
+
+uint64_t rd_arch_bp_addr(uint64_t trap_pc)
+{
+	return trap_pc; /* brk traps with the pc on itself */
+}
+
+bool rd_arch_maps_memory(const rd_regs_t *r)
+{
+	return r->regs[8] == SYS_mmap || r->regs[8] == SYS_mremap;
+}
+
+bool rd_arch_syscall_restarts(const rd_regs_t *r)
+{
+	/* The kernel moves the pc back onto the svc and x0 back to its argument before the
+	 * stop that interrupted the call: the svc at the pc is what runs next, as it looks. */
+	(void)r;
+	return false;
+}
+
+/* The value of register reg (0..30, 31 for sp); false for no register. */
+static bool reg_value(int reg, const rd_regs_t *r, uint64_t *v)
+{
+	if (reg >= 0 && reg < 31)
+		*v = r->regs[reg];
+	else if (reg == ELFSCAN_A64_SP)
+		*v = r->sp;
+	else
+		return false;
+	return true;
+}
+
+bool rd_arch_reg(const rd_regs_t *r, int reg, uint64_t *v)
+{
+	return reg_value(reg, r, v);
+}
+
+/* The address of a memory operand: base plus offset (a literal: its address). A register
+ * offset, whose extend and shift are not recorded, is not computed. */
+static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t *ea)
+{
+	uint64_t base;
+
+	if (m->index != ELFSCAN_A64_NOREG)
+		return false;
+	if (m->base == ELFSCAN_A64_NOREG) {
+		*ea = (uint64_t)m->disp;
+		return true;
+	}
+	if (!reg_value(m->base, r, &base))
+		return false;
+	*ea = base + (uint64_t)m->disp;
+	return true;
+}
+
+size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
+		     uint64_t *out, size_t max, bool *unknown)
+{
+	uint64_t next = in->addr + in->size, t;
+	size_t n = 0;
+
+	(void)tr;
+	*unknown = false;
+	if (!in->size || max < 2)
+		return 0;
+	switch (in->kind) {
+	case RD_INSN_JCC:
+		out[n++] = next;
+		/* fall through */
+	case RD_INSN_JMP:
+	case RD_INSN_CALL:
+	case RD_INSN_RET:
+		if (in->has_target)
+			out[n++] = in->target;
+		else if (in->ind_reg && reg_value(in->reg, r, &t))
+			out[n++] = t;
+		else
+			*unknown = true;
+		return n;
+	default:
+		out[n++] = next;
+		return n;
+	}
+}
+
+bool rd_memw_addr(const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea)
+{
+	return in->memw == RD_MEMW_OP && mem_ea(&in->mw_mem, r, ea);
+}
+
+bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
+		   uint64_t *val)
+{
+	(void)tr;
+	if (!in->store || !mem_ea(&in->st_mem, r, ea))
+		return false;
+	if (!in->st_reg) {
+		*val = (uint64_t)in->st_imm; /* xzr */
+		return true;
+	}
+	return reg_value(in->st_reg - 1, r, val);
+}
