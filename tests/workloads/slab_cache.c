@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	}
 	if (__rseq_size > 0) {
 		t.rseq = (char *)__builtin_thread_pointer() + __rseq_offset;
-	} else if (syscall(__NR_rseq, &own_rseq, 32, 0, 0x53053053) == 0) {
+	} else if (syscall(__NR_rseq, &own_rseq, 32, 0, RSEQ_SIG) == 0) {
 		t.rseq = &own_rseq;
 	} else {
 		fprintf(stderr, "slab_cache: rseq registration failed: %s\n", strerror(errno));
