@@ -95,22 +95,24 @@ BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
 BPF_SKELS  := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.skel.h) $(BUILD)/bpf/rseqtrace-np.skel.h
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
 # A workload's or example's assembly is x86's beside its .c, another architecture's in
 # the subdirectory named after it. A test program whose x86 code (a .S, inline assembly,
-# x86 registers in its C) has no version for ARCH is not built for it.
+# x86 registers in its C, x86 instruction bytes given to the host's decoder) has no version
+# for ARCH is not built for it.
 WL_ASM     := $(if $(filter-out x86,$(ARCH)),$(ARCH)/)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 ifneq ($(ARCH),x86)
 WL_S_X86   := $(wildcard tests/workloads/*.S examples/*.S)
 WL_S_ARCH  := $(subst /$(ARCH)/,/,$(wildcard tests/workloads/$(ARCH)/*.S examples/$(ARCH)/*.S))
-X86_ONLY_C := tests/workloads/jit_cpuid.c tests/tools/naive_step.c
+X86_ONLY_C := tests/workloads/jit_cpuid.c tests/tools/naive_step.c tests/unit/test_planner.c
 X86_ONLY   := $(patsubst %.S,%.c,$(filter-out $(WL_S_ARCH),$(WL_S_X86))) \
 	      $(filter-out $(patsubst %.S,%.c,$(WL_S_ARCH)),$(X86_ONLY_C))
 WL_C       := $(filter-out $(X86_ONLY),$(WL_C))
 TOOL_SRCS  := $(filter-out $(X86_ONLY),$(TOOL_SRCS))
+UNIT_SRCS  := $(filter-out $(X86_ONLY),$(UNIT_SRCS))
 endif
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 
@@ -185,7 +187,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS
 		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
 
 # Unit tests of the tool link the objects of the code under test.
-PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/$(ARCH)-decode.o)
+PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o)
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
