@@ -70,11 +70,11 @@ static inline __attribute__((always_inline)) int pcpu_addv(intptr_t *v, intptr_t
 {
 	struct rseq *rs = pcpu_rseq();
 
-	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_ARM(3) "1:\n\t" PCPU_CHECK_CPU(5)
-		     "ldr x15, %[v]\n\t"
-		     "add x15, x15, %[count]\n\t"
-		     "str x15, %[v]\n\t"
-		     "2:\n\t" PCPU_FAILURE(4, 5, "abort")
+	__asm__ goto(PCPU_CS(3, 1, 2, 4)
+			 PCPU_ARM(3) "1:\n\t" PCPU_CHECK_CPU(5) "ldr x15, %[v]\n\t"
+								"add x15, x15, %[count]\n\t"
+								"str x15, %[v]\n\t"
+								"2:\n\t" PCPU_FAILURE(4, 5, "abort")
 		     : /* asm goto outputs are not used: memory only */
 		     : [cpu] "r"(cpu), [cpu_id] "Qo"(rs->cpu_id), [rseq_cs] "Qo"(rs->rseq_cs),
 		       [v] "Qo"(*v), [count] "r"(count), [user_branches] "r"(user_branches)
@@ -99,13 +99,12 @@ static inline __attribute__((always_inline)) int pcpu_cmpeqv_storev(struct pcpu_
 	struct rseq *rs = pcpu_rseq();
 
 	node->next = expect;
-	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_EXIT(1, "%l[ne]") PCPU_ARM(3) "1:\n\t"
-		     PCPU_CHECK_CPU(5)
-		     "ldr x15, %[head]\n\t"
-		     "cmp x15, %[expect]\n\t"
-		     "b.ne %l[ne]\n\t"
-		     "str %[node], %[head]\n\t"
-		     "2:\n\t" PCPU_FAILURE(4, 5, "abort")
+	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_EXIT(1, "%l[ne]")
+			 PCPU_ARM(3) "1:\n\t" PCPU_CHECK_CPU(5) "ldr x15, %[head]\n\t"
+								"cmp x15, %[expect]\n\t"
+								"b.ne %l[ne]\n\t"
+								"str %[node], %[head]\n\t"
+								"2:\n\t" PCPU_FAILURE(4, 5, "abort")
 		     :
 		     : [cpu] "r"(cpu), [cpu_id] "Qo"(rs->cpu_id), [rseq_cs] "Qo"(rs->rseq_cs),
 		       [head] "Qo"(*head), [expect] "r"(expect), [node] "r"(node),
