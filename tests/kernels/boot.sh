@@ -13,6 +13,10 @@
 # died before the command finished (panic, no result): the console log (default
 # $RSEQDBG_KERNEL_CACHE/logs/RELEASE.log, kept) says why.
 # RSEQDBG_QEMU_ACCEL overrides the accelerator options (default TCG, see below).
+# RSEQDBG_KERNEL_ARCH=arm64: a kernel of tests/kernels/list-arm64, booted under
+# qemu-system-aarch64 on the arm64 userland of userland.sh (shared read-only over virtiofs
+# like the host's root, which is mounted at /hostroot beside it): the current directory and
+# each -k DIR are the host's, bound in at the same paths.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,15 +35,25 @@ shift $((OPTIND - 1))
 name=$1
 shift 2
 
-QEMU=${QEMU:-qemu-system-x86_64}
+case $KARCH in
+amd64) QEMU=${QEMU:-qemu-system-x86_64} ;;
+arm64) QEMU=${QEMU:-qemu-system-aarch64} ;;
+esac
 VIRTIOFSD=${VIRTIOFSD:-/usr/lib/qemu/virtiofsd}
-BUSYBOX=${BUSYBOX:-/bin/busybox}
+BUSYBOX=${BUSYBOX:-/bin/busybox} # the host's, for the archive; the guest's below
 for t in "$QEMU" "$VIRTIOFSD" "$BUSYBOX"; do
 	command -v "$t" >/dev/null || kdie "$t missing (scripts/deps.sh kernels)"
 done
 # not "| grep -q": under pipefail, busybox writing after grep quit (SIGPIPE) fails the test
 grep -x switch_root <<<"$("$BUSYBOX" --list 2>/dev/null)" >/dev/null || kdie "$BUSYBOX is not busybox"
 ldd "$BUSYBOX" >/dev/null 2>&1 && kdie "$BUSYBOX is not static (busybox-static)"
+
+# The guest's busybox, and for arm64 its root
+ul= gbusybox=$BUSYBOX
+if [ "$KARCH" != amd64 ]; then
+	ul=$("$(dirname "$0")/userland.sh") || kdie "no $KARCH userland (tests/kernels/userland.sh)"
+	gbusybox=$ul/bin/busybox
+fi
 
 line=$(klines "$name" | head -n 1)
 [ -n "$line" ] || kdie "no kernel $name in $KLIST"
@@ -53,17 +67,20 @@ mods=$root/lib/modules/$rel
 [ -d "$mods" ] || mods=$root/usr/lib/modules/$rel
 
 run=$(mktemp -d "$KCACHE/run.XXXXXX")
-vfsd_pid=
+vfsd_pid= ulfsd_pid= made=()
 cleanup() {
 	[ -n "$vfsd_pid" ] && kill "$vfsd_pid" 2>/dev/null
+	[ -n "$ulfsd_pid" ] && kill "$ulfsd_pid" 2>/dev/null
 	rm -rf "$run"
+	# the mount points made in the shared userland, innermost first
+	for ((i = ${#made[@]} - 1; i >= 0; i--)); do rmdir "${made[i]}" 2>/dev/null; done
 }
 trap cleanup EXIT
 
 # --- initramfs: busybox, the modules virtiofs needs, /init ---------------------------------
 ird=$run/initramfs
 mkdir -p "$ird/bin" "$ird/lib/modules" "$ird/newroot"
-cp "$BUSYBOX" "$ird/bin/busybox"
+cp "$gbusybox" "$ird/bin/busybox"
 declare -A kofile
 while IFS= read -r f; do
 	b=$(basename "$f")
@@ -95,8 +112,30 @@ printf '%s\n' "${order[@]}" >"$ird/modules"
 
 cwd=$PWD
 # The kept directories that a tmpfs of the guest would hide: bound aside before those mounts,
-# back in place after them.
+# back in place after them. On another architecture's userland every kept directory (and
+# the run directory, where the command is) comes from the host's root, onto a mount point
+# made in the userland where no tmpfs of the guest will be.
 hide=() show=()
+if [ -n "$ul" ]; then
+	keep+=("$run")
+	for d in "${keep[@]}"; do
+		q=$(printf %q "$d")
+		case $d in
+		/tmp/* | /var/tmp/* | /run/* | /dev/shm/*) ;;
+		*)
+			p=$ul
+			IFS=/ read -ra parts <<<"${d#/}"
+			for c in "${parts[@]}"; do
+				p=$p/$c
+				[ -d "$p" ] && continue
+				mkdir "$p" && made+=("$p")
+			done
+			;;
+		esac
+		show+=("mkdir -p \$n$q && mount -o bind /hostroot$q \$n$q")
+	done
+	keep=()
+fi
 for d in "${keep[@]}"; do
 	case $d in /tmp/* | /var/tmp/* | /run/* | /dev/shm/*) ;; *) continue ;; esac
 	q=$(printf %q "$d")
@@ -119,7 +158,12 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 for m in \$(cat /modules); do insmod /lib/modules/\$m.ko || echo "rseqdbg-guest: insmod \$m failed"; done
-if ! mount -t virtiofs -o ro hostroot /newroot; then
+$(if [ -n "$ul" ]; then
+	echo 'mkdir -p /hostroot'
+	echo 'if ! mount -t virtiofs -o ro hostroot /hostroot || ! mount -t virtiofs -o ro userland /newroot; then'
+else
+	echo 'if ! mount -t virtiofs -o ro hostroot /newroot; then'
+fi)
 	echo "rseqdbg-guest: cannot mount the host root"; poweroff -f
 fi
 n=/newroot
@@ -160,8 +204,21 @@ chmod +x "$ird/init"
 "$VIRTIOFSD" --socket-path="$run/vfs.sock" -o source=/ -o cache=always -o sandbox=chroot \
 	>"$run/virtiofsd.log" 2>&1 &
 vfsd_pid=$!
-for _ in $(seq 50); do [ -S "$run/vfs.sock" ] && break; sleep 0.1; done
+ulfs=()
+if [ -n "$ul" ]; then
+	"$VIRTIOFSD" --socket-path="$run/ul.sock" -o source="$ul" -o cache=always \
+		-o sandbox=chroot >"$run/virtiofsd-ul.log" 2>&1 &
+	ulfsd_pid=$!
+	ulfs=(-chardev socket,id=ulfs,path="$run/ul.sock"
+		-device vhost-user-fs-pci,chardev=ulfs,tag=userland)
+fi
+for _ in $(seq 50); do
+	[ -S "$run/vfs.sock" ] && { [ -z "$ul" ] || [ -S "$run/ul.sock" ]; } && break
+	sleep 0.1
+done
 [ -S "$run/vfs.sock" ] || kdie "virtiofsd did not start: $(cat "$run/virtiofsd.log")"
+[ -z "$ul" ] || [ -S "$run/ul.sock" ] ||
+	kdie "virtiofsd did not start: $(cat "$run/virtiofsd-ul.log")"
 
 # This machine's KVM cannot boot a stock kernel (emulation failure in the decompressor), so
 # TCG. -cx16: this QEMU's TCG cmpxchg16b corrupts the flags, and guests oops at random
@@ -171,7 +228,11 @@ for _ in $(seq 50); do [ -S "$run/vfs.sock" ] && break; sleep 0.1; done
 # effect: the threads of a stepped program ran past an int3 that /proc/PID/mem showed in
 # place, for 30 s, until the same byte was written once more (rseqdbg step hung on the first
 # try in 5 of 5 boots of 6.1 and 7.2; one TCG thread: 10 of 10 clean).
-accel=${RSEQDBG_QEMU_ACCEL:--accel tcg,thread=single -cpu max,-cx16}
+# arm64: the virt board, every feature of the emulated CPU, the same single TCG thread.
+case $KARCH in
+amd64) accel=${RSEQDBG_QEMU_ACCEL:--accel tcg,thread=single -cpu max,-cx16} console=ttyS0 ;;
+arm64) accel=${RSEQDBG_QEMU_ACCEL:--M virt -accel tcg,thread=single -cpu max} console=ttyAMA0 ;;
+esac
 if [ -z "$log" ]; then
 	mkdir -p "$KCACHE/logs"
 	log=$KCACHE/logs/$rel.log
@@ -181,9 +242,9 @@ start=$(date +%s.%N)
 timeout --foreground -k 5 "$tmo" "$QEMU" $accel -smp 2 -m 2G -nographic -no-reboot -nic none \
 	-object memory-backend-memfd,id=mem,size=2G,share=on -numa node,memdev=mem \
 	-chardev socket,id=vfs,path="$run/vfs.sock" \
-	-device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
+	-device vhost-user-fs-pci,chardev=vfs,tag=hostroot "${ulfs[@]}" \
 	-kernel "$vmlinuz" -initrd "$run/initramfs.cpio" \
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=4 rdinit=/init" \
+	-append "console=$console panic=-1 oops=panic loglevel=4 rdinit=/init" \
 	-chardev stdio,id=ser,logfile="$log" -serial chardev:ser -monitor none -display none \
 	</dev/null | tr -d '\r' |
 	awk '/^rseqdbg-guest: exit/ { on = 0 } on { print } /^rseqdbg-guest: running/ { on = 1 }'

@@ -3,6 +3,7 @@
 # Download and unpack the kernels of tests/kernels/list into the cache directory
 # (RSEQDBG_KERNEL_CACHE, default /var/cache/rseqdbg-kernels), through a private apt
 # configuration that adds the list's suites to this machine's mirror.
+# RSEQDBG_KERNEL_ARCH=arm64: the kernels of tests/kernels/list-arm64.
 #
 #   tests/kernels/fetch.sh [NAME...]   fetch the listed kernels (or those matching NAME)
 #   tests/kernels/fetch.sh --bump      rewrite the list with each suite's current kernel
@@ -95,7 +96,7 @@ klines "$@" | while read -r suite pkg ver _; do
 	mkdir -p "$root.new"
 	for p in "${pkgs[@]}"; do
 		n=${p%%=*} v=${p#*=}
-		dpkg-deb -x "$KCACHE/debs/${n}_${v//:/%3a}_amd64.deb" "$root.new"
+		dpkg-deb -x "$KCACHE/debs/${n}_${v//:/%3a}_$KARCH.deb" "$root.new"
 	done
 	[ -e "$root.new/boot/vmlinuz-$r" ] || [ -e "$root.new/usr/lib/modules/$r/vmlinuz" ] ||
 		kdie "$pkg $ver holds no /boot/vmlinuz-$r nor /usr/lib/modules/$r/vmlinuz"

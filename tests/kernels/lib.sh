@@ -3,10 +3,20 @@
 # that fetches them, and how a line of the list names a kernel.
 set -u
 KTOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-KLIST=${RSEQDBG_KERNEL_LIST:-$KTOP/tests/kernels/list}
+# The guests' architecture, as Debian names it: amd64 (this machine's) or arm64, whose
+# kernels are listed in list-arm64 and run an arm64 userland of their own (userland.sh).
+KARCH=${RSEQDBG_KERNEL_ARCH:-amd64}
+case $KARCH in
+amd64) KLIST=${RSEQDBG_KERNEL_LIST:-$KTOP/tests/kernels/list} ;;
+arm64) KLIST=${RSEQDBG_KERNEL_LIST:-$KTOP/tests/kernels/list-arm64} ;;
+*) echo "kernels: RSEQDBG_KERNEL_ARCH=$KARCH is not amd64 or arm64" >&2; exit 2 ;;
+esac
 # Outside the clone, so that a fresh checkout or `make clean` does not download them again.
 KCACHE=${RSEQDBG_KERNEL_CACHE:-/var/cache/rseqdbg-kernels}
-KAPT=$KCACHE/apt
+KAPT=$KCACHE/apt${KARCH/#amd64/}
+KAPT=${KAPT/%arm64/-arm64}
+# The suite of the guests' userland (arm64), beside the list's suites
+KUSUITE=bookworm
 
 kdie() { echo "kernels: $*" >&2; exit 2; }
 
@@ -37,7 +47,8 @@ kapt_opts() {
 		-o "Dir::State=$KAPT/state" -o "Dir::State::Lists=$KAPT/lists"
 		-o "Dir::State::status=$KAPT/status" -o "Dir::Cache=$KAPT/cache"
 		-o "Acquire::Languages=none" -o "APT::Get::List-Cleanup=0"
-		-o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
+		-o "Debug::NoLocking=1" -o "APT::Sandbox::User=root"
+		-o "APT::Architecture=$KARCH" -o "APT::Architectures=$KARCH")
 }
 
 # The private sources: every suite the list names, from this machine's mirror. A suite
@@ -48,7 +59,8 @@ kapt_setup() {
 	read -r archive security <<<"$m"
 	mkdir -p "$KAPT"/{sources.list.d,preferences.d,state,lists/partial,cache/archives/partial}
 	: >"$KAPT/status"
-	suites=$(awk '!/^#/ && NF >= 3 { print $1 }' "$KLIST" | sort -u)
+	suites=$( (awk '!/^#/ && NF >= 3 { print $1 }' "$KLIST"
+		[ "$KARCH" = amd64 ] || echo "$KUSUITE") | sort -u)
 	for s in $suites; do
 		case $s in
 		*-security) echo "deb [signed-by=$kr] $security $s main" ;;
@@ -75,10 +87,12 @@ krelease() { # PACKAGE -> kernel release (uname -r)
 	r=${r#linux-binary-}
 	echo "${r%-unsigned}"
 }
-kflavour() { # RELEASE -> cloud-amd64, rt-amd64, amd64
+kflavour() { # RELEASE -> cloud-amd64, rt-amd64, amd64, cloud-arm64, arm64
 	case $1 in
 	*-cloud-amd64) echo cloud-amd64 ;;
 	*-rt-amd64) echo rt-amd64 ;;
+	*-cloud-arm64) echo cloud-arm64 ;;
+	*-arm64) echo arm64 ;;
 	*) echo amd64 ;;
 	esac
 }

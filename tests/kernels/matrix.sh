@@ -14,13 +14,19 @@
 #   KERNEL_JOBS              guests booted at the same time (3)
 #   RSEQDBG_KERNEL_CACHE     downloaded kernels and console logs (/var/cache/rseqdbg-kernels)
 #   RSEQDBG_REQUIRE_ALL=1    a matrix that cannot run (no QEMU, no kernels) fails
+#   RSEQDBG_KERNEL_ARCH      amd64, or arm64: the kernels of tests/kernels/list-arm64, the
+#                            arm64 build (BUILD build-arm64) on an arm64 userland
 #
 # Results land in $BUILD/kernels: results.tsv (one line per kernel) and, per kernel,
 # RELEASE.log (the tests' output) and RELEASE.console.log (the whole serial console).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$KTOP" || exit 2
-export BUILD=${BUILD:-build}
+if [ "$KARCH" = amd64 ]; then
+	export BUILD=${BUILD:-build}
+else
+	export BUILD=${BUILD:-build-$KARCH}
+fi
 case "$BUILD" in /*) ;; *) BUILD="$KTOP/$BUILD" ;; esac
 ALL_TESTS="trace stat step step_safety step_threads step_hygiene scan_pid audit precision"
 TMO=${KERNEL_TIMEOUT:-900}
@@ -39,7 +45,9 @@ cannot() {
 	exit 0
 }
 
-for t in qemu-system-x86_64 /usr/lib/qemu/virtiofsd busybox; do
+qemu=qemu-system-x86_64
+[ "$KARCH" = arm64 ] && qemu=qemu-system-aarch64
+for t in $qemu /usr/lib/qemu/virtiofsd busybox; do
 	command -v "$t" >/dev/null || cannot "$t missing (scripts/deps.sh kernels)"
 done
 ldd "$(command -v busybox)" >/dev/null 2>&1 && cannot "busybox is not static (busybox-static)"
@@ -47,6 +55,9 @@ ldd "$(command -v busybox)" >/dev/null 2>&1 && cannot "busybox is not static (bu
 [ -x "$BUILD/rseqdbg" ] || cannot "$BUILD/rseqdbg missing (make tests)"
 if ! tests/kernels/fetch.sh "$@" >&2; then
 	cannot "fetching the kernels failed (network? tests/kernels/fetch.sh)"
+fi
+if [ "$KARCH" != amd64 ] && ! tests/kernels/userland.sh >/dev/null; then
+	cannot "the $KARCH userland could not be made (network? tests/kernels/userland.sh)"
 fi
 mapfile -t rels < <(tests/kernels/fetch.sh --print "$@" | awk '{ print $1 }')
 [ ${#rels[@]} -gt 0 ] || cannot "no kernel of $KLIST matches ${*:-anything}"
