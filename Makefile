@@ -6,6 +6,8 @@
 #                       binaries, cmocka tests, integration scripts; shell patterns)
 #   make check-kernels  the privileged tests again on each kernel of tests/kernels/list,
 #                       booted under QEMU (KERNEL_TESTS, KERNEL_TIMEOUT: tests/kernels/matrix.sh)
+#   make check-kernels-arm64   the same on the arm64 kernels of tests/kernels/list-arm64,
+#                       with the arm64 build (build-arm64) on an arm64 userland
 #   make demo           run rseqdbg on the bundled example
 #   make bench          benchmarks against readelf, gdb, bpftrace and node_exporter
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
@@ -39,7 +41,7 @@ override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 ifeq ($(filter x86 arm64,$(ARCH)),)
 $(error ARCH=$(ARCH) is not one of x86, arm64)
 endif
-HOST_ONLY  := check check-kernels demo bench fuzz
+HOST_ONLY  := check check-kernels check-kernels-arm64 demo bench fuzz
 ifneq ($(ARCH),$(HOST_ARCH))
 ifneq ($(filter $(HOST_ONLY),$(MAKECMDGOALS)),)
 $(error make $(firstword $(filter $(HOST_ONLY),$(MAKECMDGOALS))) runs what it builds here, on $(HOST_ARCH): not with ARCH=$(ARCH) (make ARCH=$(ARCH) tests builds the tests))
@@ -116,7 +118,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
 
-.PHONY: FORCE all check check-kernels demo bench fuzz install uninstall clean deps tests format \
+.PHONY: FORCE all check check-kernels check-kernels-arm64 demo bench fuzz install uninstall clean deps tests format \
 	format-check
 .DELETE_ON_ERROR:
 
@@ -219,7 +221,17 @@ $(WL_SO): tests/workloads/$(WL_ASM)rseq_workload.S tests/workloads/rseq_workload
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_WL) -shared -fPIC -Wl,-Bsymbolic -Itests/workloads -o $@ $<
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO)
+# The static programs of audit_pid's RSEQ012 case, registered with another signature than
+# their section carries (-bad) and with the same (-clean).
+FIX_REG    := $(BUILD)/tests/fixtures/rseq012-registered-bad \
+	      $(BUILD)/tests/fixtures/rseq012-registered-clean
+$(BUILD)/tests/fixtures/rseq012-registered-%: tests/fixtures/audit/$(WL_ASM)rseq012-registered.S \
+		tests/fixtures/audit/audit.inc
+	@mkdir -p $(@D)
+	$(CC) -c -g $(if $(filter bad,$*),-DBAD) -Itests/fixtures/audit -o $@.o $<
+	$(CROSS_COMPILE)ld --build-id=none -o $@ $@.o
+
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO) $(FIX_REG)
 
 check: deps
 	$(MAKE) tests
@@ -230,6 +242,12 @@ check-kernels:
 	-scripts/deps.sh kernels
 	$(MAKE) tests
 	BUILD=$(BUILD) tests/kernels/matrix.sh
+
+# The arm64 kernels of tests/kernels/list-arm64 under qemu-system-aarch64, on the arm64 build.
+check-kernels-arm64:
+	-scripts/deps.sh kernels-arm64
+	$(MAKE) ARCH=arm64 tests
+	RSEQDBG_KERNEL_ARCH=arm64 BUILD=build-arm64 tests/kernels/matrix.sh
 
 # --- fuzzing ---------------------------------------------------------------
 $(BUILD)/fuzz/fuzz_open_mem: tests/fuzz/fuzz_open_mem.c $(LIB_SRCS) $(wildcard libelfscan/*.h)

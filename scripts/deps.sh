@@ -15,6 +15,8 @@
 #                             compiler, the libraries' arm64 -dev packages (multiarch: the
 #                             arm64 architecture is added to dpkg) and qemu-user-static to
 #                             start the arm64 programs here
+#   scripts/deps.sh kernels-arm64  the arm64 cross build and the arm64 kernel matrix
+#                             (`make check-kernels-arm64`): qemu-system-aarch64, busybox
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
@@ -30,19 +32,20 @@ fixtures)
 	binutils-arm-linux-gnueabihf binutils-powerpc64le-linux-gnu binutils-powerpc64-linux-gnu
 	binutils-s390x-linux-gnu binutils-riscv64-linux-gnu"
 	;;
-arm64)
+arm64 | kernels-arm64)
 	# Linked dynamically: libdw's own dependencies (liblzma, libzstd, libbz2) come with
 	# libdw1:arm64 and need no -dev package.
 	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
 	zlib1g-dev:arm64 libbpf-dev:arm64 libcapstone-dev:arm64 libmicrohttpd-dev:arm64
 	libcmocka-dev:arm64 qemu-user-static"
+	[ "$1" = arm64 ] || PKGS="$PKGS qemu-system-arm busybox-static xz-utils zstd"
 	;;
-*) echo "deps.sh: unknown group $1 (bench, fuzz, format, kernels, fixtures, arm64)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown group $1 (bench, fuzz, format, kernels, fixtures, arm64, kernels-arm64)" >&2; exit 2 ;;
 esac
 
 # The arm64 packages install beside the host's only once dpkg knows the architecture.
 add_arch=""
-if [ "${1:-}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if [ "${1#kernels-}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	add_arch=arm64
 fi
 
