@@ -6,6 +6,11 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"
+# The signature glibc registers rseq with on this machine's architecture
+case $(uname -m) in
+aarch64) RSEQ_SIG_HEX=0xd428bc00 ;;
+*) RSEQ_SIG_HEX=0x53053053 ;;
+esac
 FIX="$TOP/tests/fixtures"
 TMP=$(mktemp -d /tmp/rseqdbg-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT

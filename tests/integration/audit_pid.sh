@@ -56,43 +56,39 @@ if [ -x "$EX" ] && start_wait pc "$EX" --wait; then
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	check "--pid percpu_counter: exit 0" test "$(rc pid-ex)" -eq 0
-	if python3 - "$TMP/pid-ex.out" "$pid" "$EX" <<'EOF'; then
+	if python3 - "$TMP/pid-ex.out" "$pid" "$EX" "$RSEQ_SIG_HEX" <<'EOF'; then
 import json, os, sys
 d = json.load(open(sys.argv[1]))
 assert d["pid"] == int(sys.argv[2])
-assert d["threads"] and all(t["signature"] == 0x53053053 for t in d["threads"]), d["threads"]
+assert d["threads"] and all(t["signature"] == int(sys.argv[4], 16) for t in d["threads"]), d["threads"]
 mods = {os.path.realpath(m["path"]): m for m in d["modules"]}
 m = mods[os.path.realpath(sys.argv[3])]
 assert m["sections"] == 2 and m["findings"] == [], m
 assert all(f["check"] != "RSEQ012" for u in d["modules"] for f in u["findings"])
 EOF
-		pass "--pid percpu_counter: its module audits clean, threads registered 0x53053053"
+		pass "--pid percpu_counter: its module audits clean, threads registered $RSEQ_SIG_HEX"
 	else
-		fail "--pid percpu_counter: its module audits clean, threads registered 0x53053053" \
+		fail "--pid percpu_counter: its module audits clean, threads registered $RSEQ_SIG_HEX" \
 			"$(head -c 300 "$TMP/pid-ex.out") $(head -c 200 "$TMP/pid-ex.err")"
 	fi
 	check "--pid (text): names the threads' signatures" \
-		grep -qE '^pid [0-9]+: tid [0-9]+ signature 0x53053053' "$TMP/pid-ex-text.out"
+		grep -qE "^pid [0-9]+: tid [0-9]+ signature $RSEQ_SIG_HEX" "$TMP/pid-ex-text.out"
 else
 	fail "--pid percpu_counter" "percpu_counter --wait did not get ready"
 	exec {holder}>&- 2>/dev/null
 	kill "$pid" 2>/dev/null
 fi
 
-# The static program of the RSEQ012 fixture, with the defect (-bad) and without (-clean)
+# The static program of the RSEQ012 fixture, with the defect (-bad) and without (-clean), as
+# make tests builds it for the architecture (tests/fixtures/audit/[ARCH/]rseq012-registered.S)
 mkdir -p "$B"
 for v in bad clean; do
-	d=
-	[ $v = bad ] && d=-DBAD
-	if ! (cd "$SRC" && gcc -c -g $d rseq012-registered.S -o "$B/rseq012-registered-$v.o" &&
-		ld --build-id=none -o "$B/rseq012-registered-$v" "$B/rseq012-registered-$v.o") \
-		>"$TMP/build.log" 2>&1; then
-		fail "build rseq012-registered-$v" "$(head -c 300 "$TMP/build.log")"
-	fi
+	cp "$BUILD/tests/fixtures/rseq012-registered-$v" "$B/" 2>"$TMP/build.log" ||
+		fail "build rseq012-registered-$v" "$(head -c 300 "$TMP/build.log") (make tests)"
 done
 
 # A static program that registers rseq itself: with 0x11223344 (-bad), its section carrying
-# 0x53053053 gets RSEQ012; with 0x53053053 (-clean), none.
+# the architecture's signature gets RSEQ012; with that signature (-clean), none.
 for v in bad clean; do
 	p=$B/rseq012-registered-$v
 	"$p" &

@@ -187,7 +187,8 @@ quick && sigs=INT
 for sig in $sigs; do
 	"$RSEQDBG" trace --summary -- "$W" --threads 1 --seconds 30 --out /dev/null >/dev/null 2>&1 &
 	tp=$!
-	for _ in $(seq 100); do [ "$(probes)" -gt 0 ] && break; sleep 0.1; done
+	# loading and verifying the programs takes seconds under emulation
+	for _ in $(seq 600); do [ "$(probes)" -gt 0 ] && break; sleep 0.1; done
 	attached=$(probes)
 	kill -$sig $tp
 	# the workload ends too, as a terminal's Ctrl-C would end it: the tracer waits for it

@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 
 EX="$BUILD/examples/percpu_counter"
 WL="$BUILD/tests/workloads/rseq_workload"
-RSEQ_SIG=$((0x53053053))
+RSEQ_SIG=$((RSEQ_SIG_HEX))
 json_ok() { python3 -m json.tool "$1" >/dev/null 2>&1; }
 
 if [ ! -x "$RSEQDBG" ]; then
@@ -201,9 +201,10 @@ else
 		"$(head -c 500 "$TMP/pid.why")"
 fi
 
-# The waiting thread has the area glibc (or the program) registered with the x86 signature.
+# The waiting thread has the area glibc (or the program) registered with the signature of the
+# architecture.
 ncpu=$(getconf _NPROCESSORS_CONF)
-check "scan --pid: a thread with an rseq area, signature 0x53053053 and a cpu_id" python3 -c '
+check "scan --pid: a thread with an rseq area, signature $RSEQ_SIG_HEX and a cpu_id" python3 -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
 ok = [t for t in doc["threads"] if t["rseq"] and t["rseq"]["signature"] == int(sys.argv[2])
