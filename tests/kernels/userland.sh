@@ -4,8 +4,8 @@
 # cannot run the host's programs, so they get a root of their own, unpacked from Debian's
 # arm64 packages (nothing of theirs runs here: no maintainer scripts, a few of their links
 # made by hand), and cached beside the kernels. What the integration tests run: bash,
-# coreutils, python3, binutils, strace, the libraries rseqdbg links, a static busybox for
-# the initramfs.
+# coreutils, python3, binutils, bpftool, strace, the libraries rseqdbg links, a static
+# busybox for the initramfs.
 #
 #   RSEQDBG_KERNEL_ARCH=arm64 tests/kernels/userland.sh     prints the root's directory
 set -euo pipefail
@@ -13,7 +13,7 @@ set -euo pipefail
 [ "$KARCH" != amd64 ] || kdie "userland.sh: the amd64 guests share this machine's root"
 PKGS="bash dash coreutils grep sed gawk findutils diffutils procps util-linux mount
 debianutils base-files base-passwd binutils python3-minimal libpython3.11-stdlib strace
-busybox-static iproute2 libelf1 libdw1 libbpf1 libcapstone4 libmicrohttpd12 zlib1g"
+busybox-static iproute2 bpftool libc-bin libelf1 libdw1 libbpf1 libcapstone4 libmicrohttpd12 zlib1g"
 key=$(echo "$KUSUITE-security $KUSUITE $PKGS" | md5sum | cut -c1-12)
 ul=$KCACHE/userland-$KARCH
 if [ "$(cat "$ul/.made" 2>/dev/null)" = "$key" ]; then
