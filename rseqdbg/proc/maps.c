@@ -154,15 +154,23 @@ static int modules_grow(struct rd_modules *mods, size_t *cap)
 	return 0;
 }
 
+/* Linkers align segments to the largest page size of the machine (64 KiB on aarch64) */
+#define MAX_SEGMENT_ALIGN 0x10000
+
 /* The module a mapping extends: the latest one of the same file, unless the mapping starts
- * the file again at offset 0 (the same file loaded twice). */
+ * the file again at offset 0 (the same file loaded twice). A segment whose file offset
+ * rounds down to 0 maps offset 0 too (the data of a file smaller than the alignment): it
+ * follows the module within the alignment, where a second load cannot be. */
 static struct rd_module *module_of(struct rd_modules *mods, const struct mapping *m)
 {
 	for (size_t i = mods->n; i-- > 0;) {
 		struct rd_module *mod = &mods->v[i];
 
 		if (mod->dev == m->dev && mod->ino == m->ino && !strcmp(mod->path, m->path))
-			return m->offset ? mod : NULL;
+			return m->offset || (m->start >= mod->end &&
+					     m->start - mod->end < MAX_SEGMENT_ALIGN)
+				   ? mod
+				   : NULL;
 	}
 	return NULL;
 }
