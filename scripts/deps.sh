@@ -45,7 +45,8 @@ esac
 
 # The arm64 packages install beside the host's only once dpkg knows the architecture.
 add_arch=""
-if [ "${1#kernels-}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+group=${1:-}
+if [ "${group#kernels-}" = arm64 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	add_arch=arm64
 fi
 
