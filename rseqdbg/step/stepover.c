@@ -228,6 +228,8 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 	struct rd_event ev;
 	bool net = false;
 	bool retries = s->retry_loop;
+	/* Signal handlers the thread entered during the passage and may still be running */
+	unsigned int handlers = st->cur_sig && !st->o.no_signals;
 	rd_regs_t regs;
 	int ret;
 
@@ -267,6 +269,7 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 			print_event(st, "signal", st->cur_tid, "%s during the passage%s",
 				    strsignal(ev.sig), st->o.no_signals ? " (not delivered)" : "");
 			resume_cur(st, HOW_CONT, st->o.no_signals ? 0 : ev.sig);
+			handlers += !st->o.no_signals;
 			continue;
 		}
 		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
@@ -293,6 +296,16 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 			if (at >= s->start && at < s->post_commit) {
 				/* Still running the section (slow or preempted): resuming aborts it
 				 * and the abort breakpoint takes the thread. */
+				net = false;
+				deadline = now_ns() + SAFETY_NET_MS * 1000000ull;
+				resume_cur(st, HOW_CONT, 0);
+				continue;
+			}
+			if (handlers) {
+				/* In a signal handler (a slow one, or a machine too busy to run
+				 * it): the kernel aborted the section before the handler ran, so
+				 * its return goes to the abort breakpoint. Once per handler. */
+				handlers--;
 				net = false;
 				deadline = now_ns() + SAFETY_NET_MS * 1000000ull;
 				resume_cur(st, HOW_CONT, 0);
