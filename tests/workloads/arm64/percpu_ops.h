@@ -10,37 +10,9 @@
 #ifndef PERCPU_OPS_H
 #define PERCPU_OPS_H
 
-#include <stdint.h>
-#include <sys/rseq.h>
+#include "percpu_cs.h"
 
 #define PCPU_SIG 0xd428bc00
-
-/* The thread's struct rseq, registered by glibc. */
-static inline struct rseq *pcpu_rseq(void)
-{
-	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-}
-
-static inline int pcpu_cpu(void)
-{
-	return (int)__atomic_load_n(&pcpu_rseq()->cpu_id, __ATOMIC_RELAXED);
-}
-
-/* Descriptor label, start, post-commit and abort labels of one section. */
-#define PCPU_CS(desc, start, post, abort)                                                          \
-	".pushsection __rseq_cs, \"aw\"\n\t"                                                       \
-	".balign 32\n\t" #desc ":\n\t"                                                             \
-	".long 0, 0\n\t"                                                                           \
-	".quad " #start "f, (" #post "f - " #start "f), " #abort "f\n\t"                           \
-	".popsection\n\t"                                                                          \
-	".pushsection __rseq_cs_ptr_array, \"aw\"\n\t"                                             \
-	".quad " #desc "b\n\t"                                                                     \
-	".popsection\n\t"
-
-#define PCPU_EXIT(start, exit)                                                                     \
-	".pushsection __rseq_exit_point_array, \"aw\"\n\t"                                         \
-	".quad " #start "f, " exit "\n\t"                                                          \
-	".popsection\n\t"
 
 #define PCPU_ARM(desc)                                                                             \
 	"adrp x15, " #desc "b\n\t"                                                                 \
