@@ -89,9 +89,10 @@ LDFLAGS    += $(SANFLAGS)
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_HDRS   := $(sort $(wildcard libelfscan/elfscan*.h))
-# rseqdbg/arch/ holds every architecture's files, each named after its own (x86*.c, arm64*.c).
+# rseqdbg/arch/ holds every architecture's files, each named after its own (x86*.c, arm64*.c),
+# and decoder.c, which serves them all.
 CLI_SRCS   := $(sort $(filter-out rseqdbg/arch/%,$(wildcard rseqdbg/*.c rseqdbg/*/*.c)) \
-		$(wildcard rseqdbg/arch/$(ARCH)*.c))
+		$(wildcard rseqdbg/arch/$(ARCH)*.c) rseqdbg/arch/decoder.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
@@ -189,7 +190,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS
 		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
 
 # Unit tests of the tool link the objects of the code under test.
-PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o)
+PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o arch/decoder.o)
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)

@@ -11,11 +11,13 @@
 #include <stdint.h>
 #include <sys/user.h>
 
+#include <elf.h>
 #include <signal.h>
 
 struct rd_tracee;
 
 /* What differs between the architectures, beside rseqdbg/arch/ARCH*.c:
+ *   RD_ARCH_EM                         the ELF machine its decoder reads (decoder.c)
  *   RD_ARCH_BP_LEN, RD_ARCH_INSN_MAX   the breakpoint instruction's length, the longest one
  *   RD_ARCH_BP_CODE                    the si_code of the SIGTRAP a breakpoint raises
  *   RD_ARCH_COMPAT_PC                  the pc's word in a 32-bit program's registers
@@ -24,6 +26,7 @@ struct rd_tracee;
 typedef struct user_regs_struct rd_regs_t;
 #define RD_ARCH_BP_LEN 1
 #define RD_ARCH_INSN_MAX 16
+#define RD_ARCH_EM EM_X86_64
 #define RD_ARCH_BP_CODE SI_KERNEL /* int3 */
 #define RD_ARCH_COMPAT_PC 12	  /* i386: eip */
 #define RD_REG_SEG (1u << 16)
@@ -32,6 +35,7 @@ typedef struct user_regs_struct rd_regs_t;
 typedef struct user_regs_struct rd_regs_t; /* regs[31], sp, pc, pstate */
 #define RD_ARCH_BP_LEN 4
 #define RD_ARCH_INSN_MAX 4
+#define RD_ARCH_EM EM_AARCH64
 #define RD_ARCH_BP_CODE TRAP_BRKPT /* brk */
 #define RD_ARCH_COMPAT_PC 15	   /* arm: r15 */
 #define RD_REG_SP (1u << 31)

@@ -1,43 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The x86_64 instruction decoder of the stepper, on libelfscan's decoder: what an instruction
  * does to control flow, which registers it writes, whether it stores a 64-bit word. */
-#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/decoder.h"
 #include "elfscan-decode.h"
-
-struct rd_decoder {
-	struct elfscan_decoder *d;
-};
-
-int rd_decoder_open(struct rd_decoder **res)
-{
-	struct rd_decoder *d = calloc(1, sizeof(*d));
-	int ret;
-
-	*res = NULL;
-	if (!d)
-		return -ENOMEM;
-	ret = elfscan_decoder_new(EM_X86_64, 64, false, &d->d);
-	if (ret < 0) {
-		free(d);
-		return ret;
-	}
-	*res = d;
-	return 0;
-}
-
-void rd_decoder_close(struct rd_decoder *d)
-{
-	if (!d)
-		return;
-	elfscan_decoder_free(d->d);
-	free(d);
-}
 
 static void set_mem(struct rd_mem *m, const struct elfscan_x86_mem *em)
 {
