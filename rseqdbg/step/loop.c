@@ -322,11 +322,13 @@ static void decode_at(struct stepper *st, uint64_t pc, bool known, struct rd_ins
 }
 
 /* Whether in may arm a section: a store to rseq_cs, or one whose address is unknown. A
- * descriptor it stores is learned. */
-static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_regs_t *regs)
+ * descriptor it stores is learned, and is *desc (0 when not known). */
+static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_regs_t *regs,
+			 uint64_t *desc)
 {
 	uint64_t ea, val;
 
+	*desc = 0;
 	if (!in->store || !st->have_rcfg || !st->rcfg.abi_ptr)
 		return false;
 	if (!rd_store_eval(&st->tr, in, regs, &ea, &val))
@@ -335,6 +337,7 @@ static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_
 		return false;
 	if (val)
 		learn_desc(st, val);
+	*desc = val;
 	return true;
 }
 
@@ -431,10 +434,10 @@ static bool others_run(const struct stepper *st)
  * section met on the way, or along a planned tree of straight-line code. */
 enum step_status step_once(struct stepper *st)
 {
-	uint64_t succ[4], pc;
+	uint64_t succ[4], pc, armed = 0, left;
 	struct section *s = NULL;
 	struct rd_insn in;
-	bool unknown, known, arms, restarts, racy;
+	bool unknown, known, arms, restarts, racy, tree;
 	size_t nsucc;
 	rd_regs_t regs;
 
@@ -468,19 +471,7 @@ enum step_status step_once(struct stepper *st)
 		return step_over(st, s, pc, NULL, 0);
 	}
 	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
-	arms = arms_section(st, &in, &regs);
-	for (size_t i = 0; i < nsucc && !s; i++)
-		s = sec_find(st, succ[i]);
-	if (s)
-		return enter_section(st, s, &in, succ, nsucc);
-	/* A load-exclusive with no signal to deliver first: the sequence it opens runs whole. */
-	if (in.excl && !st->cur_sig) {
-		bool done;
-		enum step_status r = step_exclusive(st, &in, &done);
-
-		if (done)
-			return r;
-	}
+	arms = arms_section(st, &in, &regs, &armed);
 	/* A thread that restarts a blocking system call must not run into the tree: blocked
 	 * there, it would keep the threads held at its breakpoints, perhaps the very ones it
 	 * waits for. */
@@ -489,12 +480,30 @@ enum step_status step_once(struct stepper *st)
 	 * a running thread may rewrite it in between (lazy binding fills a GOT entry), and the
 	 * thread would leave the tree unseen. Then it is single-stepped. */
 	racy = in.ind_mem && others_run(st);
-	if (known && !unknown && !arms && !st->cur_sig && !st->o.single_step && !restarts &&
-	    !racy && (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
-	    !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0) &&
-	    tree_plan(st, &in, &regs, succ, nsucc,
-		      st->o.count ? st->o.count - st->steps : UINT64_MAX) &&
-	    tree_plant(st))
+	tree = known && !unknown && !st->cur_sig && !st->o.single_step && !restarts && !racy &&
+	       (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
+	       !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0);
+	left = st->o.count ? st->o.count - st->steps : UINT64_MAX;
+	for (size_t i = 0; i < nsucc && !s; i++)
+		s = sec_find(st, succ[i]);
+	if (s) {
+		/* Into a section that runs inside a tree (the planner says whether it may),
+		 * armed with its own descriptor if this arms one: its passage and the way on
+		 * after it take one stop. */
+		if (tree && (!arms || armed == s->desc) &&
+		    tree_plan(st, &in, &regs, succ, nsucc, left) && tree_plant(st))
+			return tree_run(st, &in);
+		return enter_section(st, s, &in, succ, nsucc);
+	}
+	/* A load-exclusive with no signal to deliver first: the sequence it opens runs whole. */
+	if (in.excl && !st->cur_sig) {
+		bool done;
+		enum step_status r = step_exclusive(st, &in, &done);
+
+		if (done)
+			return r;
+	}
+	if (tree && !arms && tree_plan(st, &in, &regs, succ, nsucc, left) && tree_plant(st))
 		return tree_run(st, &in);
 	/* An instruction whose single-step trap may come one instruction late: run it to
 	 * breakpoints at its successors instead. */

@@ -52,7 +52,7 @@ static bool plan_ret(const struct plan *p, const struct plan_env *env, const str
 		const struct rd_insn *w = i ? env->insn(env->ctx, p->n[i].addr) : root;
 		uint64_t ea;
 
-		if (!w || (w->wregs & RD_REG_SP) || w->memw == RD_MEMW_ANY)
+		if (p->n[i].sect || !w || (w->wregs & RD_REG_SP) || w->memw == RD_MEMW_ANY)
 			return false;
 		if (w->memw != RD_MEMW_OP)
 			continue;
@@ -67,6 +67,14 @@ static bool plan_ret(const struct plan *p, const struct plan_env *env, const str
 		return false;
 	*target = word;
 	return true;
+}
+
+/* Whether a critical section starts at addr that may run unseen inside the tree. */
+static bool plan_foldable(const struct plan_env *env, uint64_t addr)
+{
+	uint64_t ways[PLAN_WAYS];
+
+	return env->section_ways && env->section_ways(env->ctx, addr, ways, PLAN_WAYS) > 0;
 }
 
 /* Whether node x (not the root), module code within the count, may run unseen. */
@@ -86,7 +94,9 @@ static bool plan_interior(const struct plan_env *env, const struct pnode *x,
 
 		if ((in->st_regs & x->wregs) || !env->store_addr(env->ctx, in, &ea) ||
 		    (ea < cs + 8 && ea + 8 > cs))
-			return false;
+			/* Or it arms the section that it falls into, which runs inside the
+			 * tree: the stop at the store and the one after the section are one. */
+			return in->kind == RD_INSN_OTHER && plan_foldable(env, x->addr + in->size);
 	}
 	return true;
 }
@@ -169,6 +179,16 @@ static bool plan_check(struct plan *p, const struct plan_env *env)
 	return true;
 }
 
+/* Whether successor a of a node may become a node: not yet in the tree, plantable, not
+ * inside a section unless a section starts there that may run unseen (*sect). */
+static bool plan_succ_ok(const struct plan *p, const struct plan_env *env, uint64_t a, bool *sect)
+{
+	*sect = env->in_section(env->ctx, a);
+	if (*sect && !plan_foldable(env, a))
+		return false;
+	return plan_find(p, a) < 0 && env->can_plant(env->ctx, a);
+}
+
 /* Breadth first. */
 bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
 		const uint64_t *succ, size_t nsucc, uint64_t left)
@@ -183,11 +203,20 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 		int i = head++;
 		struct pnode *x = &p->n[i];
 		const struct rd_insn *in = root;
-		uint64_t s[4];
+		uint64_t s[PLAN_WAYS];
+		bool sect[PLAN_WAYS];
+		uint32_t wregs;
 		size_t ns = 0;
 		bool ok = true;
 
-		if (i == 0) {
+		if (x->dead)
+			continue;
+		if (x->sect) {
+			/* Its ways out, or none: then the instruction entering it is a leaf. */
+			if (x->depth < left && x->addr != env->until)
+				ns = env->section_ways(env->ctx, x->addr, s, PLAN_WAYS);
+			ok = ns > 0;
+		} else if (i == 0) {
 			x->size = (uint8_t)root->size;
 			for (size_t k = 0; k < nsucc && ns < 4; k++)
 				if (!ns || s[0] != succ[k]) /* a branch to the next instruction */
@@ -215,12 +244,17 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			}
 		}
 		for (size_t k = 0; k < ns && ok; k++)
-			ok = !env->in_section(env->ctx, s[k]) && plan_find(p, s[k]) < 0 &&
-			     env->can_plant(env->ctx, s[k]);
+			ok = plan_succ_ok(p, env, s[k], &sect[k]);
 		/* The frontier (leaves and nodes still to look at) becomes the breakpoints. */
 		if (ok && (p->nn + (int)ns > PLAN_NODES ||
 			   p->nleaves + (p->nn - head) + (int)ns > PLAN_LEAVES))
 			ok = false;
+		if (!ok && x->sect) {
+			/* No breakpoint goes at a section's start, where it may be armed. */
+			if (!plan_cut(p, x->parent, x->parent))
+				return false;
+			continue;
+		}
 		if (!ok) {
 			if (i == 0)
 				return false;
@@ -228,8 +262,12 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			p->nleaves++;
 			continue;
 		}
-		for (size_t k = 0; k < ns; k++)
-			plan_add(p, s[k], i, x->depth + 1, x->wregs | in->wregs);
+		/* A section runs no counted instruction and may write any register. */
+		wregs = x->sect ? ~0u : x->wregs | in->wregs;
+		for (size_t k = 0; k < ns; k++) {
+			plan_add(p, s[k], i, x->sect ? x->depth : x->depth + 1, wregs);
+			p->n[p->nn - 1].sect = sect[k];
+		}
 	}
 	return p->nn > 1 && plan_check(p, env);
 }

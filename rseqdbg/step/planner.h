@@ -2,8 +2,9 @@
 /*
  * The path planner of the stepper. From the current instruction it builds the tree of the
  * paths ahead (through fall-throughs, direct jumps and calls, both ways of conditional
- * branches) in which each address appears once; the stepper plants breakpoints at the
- * leaves and lets the thread run, and where it stops names the one path it took.
+ * branches, and the known critical sections whose ways out are all known) in which each
+ * address appears once; the stepper plants breakpoints at the leaves and lets the thread
+ * run, and where it stops names the one path it took.
  *
  * Pure logic: the program is seen only through struct plan_env, so tests feed it decoded
  * bytes and no process.
@@ -20,6 +21,7 @@
 #define PLAN_NODES 192 /* instructions in one run's tree */
 #define PLAN_LEAVES 24 /* breakpoints of one run */
 #define PLAN_HASH 512  /* well above PLAN_NODES: short probes */
+#define PLAN_WAYS 8    /* ways out of a section run inside a tree, at most */
 
 /* One instruction of a run's tree. */
 struct pnode {
@@ -30,6 +32,10 @@ struct pnode {
 	uint8_t size; /* of its instruction; 0 while not decoded */
 	bool leaf;    /* a breakpoint: the thread stops in front of it */
 	bool dead;    /* cut off with a branch made a leaf: not part of the tree */
+	/* The start of a critical section that runs unseen: its children are its ways out
+	 * (commit, abort handler, exits). It counts as no instruction, writes every register
+	 * and may write any memory. */
+	bool sect;
 };
 
 struct plan {
@@ -62,6 +68,11 @@ struct plan_env {
 	/* The value of register reg at the root (a return to a register: aarch64's x30);
 	 * false when it is not known. NULL: every such return is a leaf. */
 	bool (*reg_at_root)(void *ctx, int reg, uint64_t *v);
+	/* The ways out of the critical section that starts at addr (its commit, its abort
+	 * handler, its exits, at most max) when it may run unseen inside a tree: its code is
+	 * decoded and has no way out that decoding cannot see. 0 when it may not: the
+	 * instruction that enters it is a leaf. NULL: no section runs inside a tree. */
+	size_t (*section_ways)(void *ctx, uint64_t addr, uint64_t *ways, size_t max);
 	uint64_t rseq_cs; /* address of the thread's rseq_cs field; 0 when unknown */
 	uint64_t until;	  /* an address that is always a leaf (--until) */
 };

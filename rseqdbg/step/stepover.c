@@ -160,6 +160,17 @@ static void note_result(struct stepper *st, struct section *s, enum result r)
 	    sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES);
 }
 
+void passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns)
+{
+	enum result r = passage_result(s, at);
+
+	st->passages++;
+	st->res[r]++;
+	st->stops_in_passages++; /* the tree's stop, shared with its instructions */
+	print_passage(st, s, r, at, ns, false, false);
+	note_result(st, s, r);
+}
+
 /* Report the instructions of the exclusive sequence s that the thread ran on its way to bp,
  * which ended it (r): the sequence has no branch back, so the way is its straight line up to
  * the store-exclusive or to the branch out that took it to bp. */

@@ -55,6 +55,7 @@ struct section {
 	bool exits_known;
 	unsigned int failed; /* passages in a row that did not commit */
 	bool retry_loop;     /* our stops undo what it checks: run its retries to the commit */
+	int fold;	     /* runs inside a tree (section_ways): 1 yes, -1 no, 0 not known */
 };
 
 enum result {
@@ -115,6 +116,8 @@ struct stepper {
 	struct plan plan;
 	struct plan_env penv;	    /* the planner's view of this process */
 	const rd_regs_t *penv_regs; /* the registers at the root of the tree being planned */
+	bool slot_read, slot_ok;    /* the word at the root's stack pointer, read once a tree */
+	uint64_t slot_word;
 	const char *end;
 	/* Counts for the summary. */
 	uint64_t steps, passages, res[RES_NONE + 1], stops_in_passages, signals;
@@ -188,6 +191,9 @@ void finish_tracee(struct stepper *st, bool detach);
 /* The thread is at pc, in front of section s or inside it. */
 enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 			   const uint64_t *other, size_t nother);
+/* Section s ran inside a tree and was left at at (its commit, abort handler or an exit),
+ * within ns of the tree's run: report the passage. */
+void passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns);
 /* The exclusive sequence opened by the load-exclusive in, run whole; *done false when it
  * cannot be (then step it). */
 enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done);

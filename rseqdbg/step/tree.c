@@ -135,12 +135,18 @@ static bool env_memw_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 	return rd_memw_addr(in, st->penv_regs, ea);
 }
 
+/* Read once a tree: every return the tree plans through reads the same word. */
 static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
 {
 	struct stepper *st = ctx;
 
 	*sp = rd_arch_sp(st->penv_regs);
-	return rd_pt_peek(&st->tr, *sp, word, sizeof(*word)) == 0;
+	if (!st->slot_read) {
+		st->slot_read = true;
+		st->slot_ok = rd_pt_peek(&st->tr, *sp, &st->slot_word, sizeof(*word)) == 0;
+	}
+	*word = st->slot_word;
+	return st->slot_ok;
 }
 
 static bool env_reg_at_root(void *ctx, int reg, uint64_t *v)
@@ -148,6 +154,66 @@ static bool env_reg_at_root(void *ctx, int reg, uint64_t *v)
 	struct stepper *st = ctx;
 
 	return rd_arch_reg(st->penv_regs, reg, v);
+}
+
+/* Whether section s may run inside a tree: it is a table's, no other section overlaps it,
+ * and its code decodes to its end with no way out but its commit, its abort handler and
+ * direct branches (no call, return, indirect branch or system call), so the tree's
+ * breakpoints at its ways out see the thread leave it. */
+static bool sec_foldable(struct stepper *st, struct section *s)
+{
+	uint64_t a;
+
+	if (s->fold)
+		return s->fold > 0;
+	s->fold = -1;
+	if (s->src != SRC_TABLE || !rd_modules_find(&st->mods, s->start))
+		return false;
+	for (size_t i = 0; i < st->nsecs; i++) {
+		const struct section *o = &st->secs[i];
+
+		if (o != s && o->start < s->post_commit && s->start < o->post_commit)
+			return false;
+	}
+	if (!s->exits_known)
+		compute_exits(st, s);
+	for (a = s->start; a < s->post_commit;) {
+		const struct rd_insn *in = insn_at(st, a);
+
+		if (!in->size ||
+		    !(in->plain ||
+		      ((in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC) && in->has_target)))
+			return false;
+		a += in->size;
+	}
+	if (a != s->post_commit)
+		return false;
+	s->fold = 1;
+	return true;
+}
+
+static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t max)
+{
+	struct stepper *st = ctx;
+	struct section *s = sec_find(st, addr);
+	size_t n = 0;
+
+	/* A section in a retry loop runs to its commit at full speed, as a passage. */
+	if (!s || s->start != addr || s->retry_loop || !sec_foldable(st, s))
+		return 0;
+	for (size_t i = 0; i < s->nexits + 2; i++) {
+		uint64_t w = i == 0 ? s->post_commit : i == 1 ? s->abort : s->exits[i - 2];
+		bool dup = false;
+
+		for (size_t k = 0; k < n; k++)
+			dup |= ways[k] == w;
+		if (dup)
+			continue;
+		if (n == max)
+			return 0;
+		ways[n++] = w;
+	}
+	return n;
 }
 
 void tree_env_init(struct stepper *st)
@@ -160,6 +226,7 @@ void tree_env_init(struct stepper *st)
 	    .can_plant = env_can_plant,
 	    .store_addr = env_store_addr,
 	    .memw_addr = env_memw_addr,
+	    .section_ways = env_section_ways,
 	};
 }
 
@@ -173,19 +240,29 @@ bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *
 	st->penv.ret_slot = st->o.finish ? NULL : env_ret_slot;
 	st->penv.reg_at_root = st->o.finish ? NULL : env_reg_at_root;
 	st->penv_regs = regs;
+	st->slot_read = false;
 	return plan_build(&st->plan, &st->penv, root, succ, nsucc, left);
 }
 
-/* Count (and print) the instructions the thread ran from the root to node k, exclusive. */
-static void account_path(struct stepper *st, const struct rd_insn *root, int k)
+/* Count (and print) the instructions the thread ran from the root to node k, exclusive, and
+ * the passages of the sections on the way (ns: the tree's run). */
+static void account_path(struct stepper *st, const struct rd_insn *root, int k, uint64_t ns)
 {
 	int path[PLAN_NODES], n = 0;
 
 	for (int i = st->plan.n[k].parent; i >= 0; i = st->plan.n[i].parent)
 		path[n++] = i;
 	while (n-- > 0) {
-		const struct rd_insn *in = path[n] ? insn_at(st, st->plan.n[path[n]].addr) : root;
+		const struct pnode *x = &st->plan.n[path[n]];
+		const struct rd_insn *in;
 
+		if (x->sect) {
+			/* Left by the way the next node on the path names. */
+			passage_in_tree(st, sec_find(st, x->addr),
+					st->plan.n[n ? path[n - 1] : k].addr, ns);
+			continue;
+		}
+		in = path[n] ? insn_at(st, x->addr) : root;
 		print_step(st, in);
 		st->steps++;
 		if (st->o.finish && in->kind == RD_INSN_CALL)
@@ -193,6 +270,16 @@ static void account_path(struct stepper *st, const struct rd_insn *root, int k)
 		else if (st->o.finish && in->kind == RD_INSN_RET)
 			st->depth--;
 	}
+}
+
+/* The section node of the tree whose section holds pc (a signal or an interrupt stopped
+ * the thread in it), or -1. */
+static int sect_at(struct stepper *st, uint64_t pc)
+{
+	const struct section *s = sec_find(st, pc);
+	int k = s ? plan_find(&st->plan, s->start) : -1;
+
+	return k >= 0 && st->plan.n[k].sect && !st->plan.n[k].dead ? k : -1;
 }
 
 /* Whether a breakpoint left from the last tree may stay: it is a leaf of this one, or lies
@@ -204,6 +291,8 @@ static bool tree_keeps(uint64_t addr, void *arg)
 	const struct plan *p = &st->plan;
 	int k = plan_find(p, addr);
 
+	if (sec_find(st, addr)) /* a section of the tree runs unseen */
+		return false;
 	if (k >= 0 && !p->n[k].dead)
 		return p->n[k].leaf;
 	if (rd_bp_count() > KEEP_BPS)
@@ -246,8 +335,8 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 	struct rd_event ev;
 	enum step_status res = STEP_OK;
 	int ret = 0, k = -1, sig = 0;
-	uint64_t bp;
-	bool quit = false;
+	uint64_t bp, t0 = now_ns();
+	bool quit = false, inside = false;
 	rd_regs_t regs;
 
 	if (resume_cur(st, HOW_CONT, 0) < 0)
@@ -299,6 +388,12 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 		/* A trap left over from an earlier single-step, or a late interrupt. */
 		resume_cur(st, HOW_CONT, 0);
 	}
+	/* Stopped inside a section the tree runs (by a signal, or to quit): the instructions
+	 * up to it were run, the passage goes on from here. */
+	if (k < 0 && (sig || quit)) {
+		k = sect_at(st, rd_arch_pc(&regs));
+		inside = k >= 0;
+	}
 	/* The breakpoints stay for the next tree, unless another thread waits at one. */
 	if (k < 0 || quit || any_held(st)) {
 		rd_bp_remove_all();
@@ -313,7 +408,16 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 			 st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
 		return STEP_ERR;
 	}
-	account_path(st, root, k);
+	account_path(st, root, k, now_ns() - t0);
+	st->last_store = false;
+	if (inside && !quit) {
+		/* Delivered as the passage resumes it: the kernel aborts the section first. */
+		st->signals++;
+		print_event(st, "signal", st->cur_tid, "%s during the passage%s", strsignal(sig),
+			    st->o.no_signals ? " (not delivered)" : "");
+		st->cur_sig = st->o.no_signals ? 0 : sig;
+		return step_over(st, sec_find(st, rd_arch_pc(&regs)), rd_arch_pc(&regs), NULL, 0);
+	}
 	if (sig) {
 		/* Delivered with the next step, which then stops in the handler. */
 		st->signals++;
@@ -328,6 +432,5 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 		st->end = "interrupted";
 		res = STEP_END;
 	}
-	st->last_store = false;
 	return res;
 }

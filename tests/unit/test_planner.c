@@ -30,6 +30,8 @@ struct prog {
 	uint64_t store_ea;	     /* where a store writes, as the root's registers say */
 	uint64_t memw_ea;	     /* where any other memory write goes, the same way */
 	uint64_t sp, ret_word;	     /* the stack pointer at the root and the word there */
+	uint64_t ways[4];	     /* the section's ways out when a tree may run it */
+	size_t nways;
 	struct plan_env env;
 	struct plan plan;
 };
@@ -97,6 +99,16 @@ static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
 	return true;
 }
 
+static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t max)
+{
+	struct prog *pr = ctx;
+
+	if (addr != pr->sec_start || pr->nways > max)
+		return 0;
+	memcpy(ways, pr->ways, pr->nways * sizeof(*ways));
+	return pr->nways;
+}
+
 static struct prog *prog_new(const uint8_t *code, size_t len)
 {
 	struct prog *pr = calloc(1, sizeof(*pr));
@@ -114,6 +126,7 @@ static struct prog *prog_new(const uint8_t *code, size_t len)
 	    .can_plant = env_can_plant,
 	    .store_addr = env_store_addr,
 	    .memw_addr = env_memw_addr,
+	    .section_ways = env_section_ways,
 	};
 	return pr;
 }
@@ -360,6 +373,79 @@ static void test_store_to_rseq_cs_is_a_leaf(void **state)
 	prog_free(pr);
 }
 
+/* A section whose ways out are all known runs inside the tree: the store that arms it and
+ * falls into it runs unseen, the section is one node that counts as no instruction, and its
+ * ways out are nodes. A return after it is a leaf (it may have written the return address).
+ * When a way out is the root, or the count ends before it, the store is the leaf again. */
+static void test_section_runs_inside_tree(void **state)
+{
+	static const uint8_t code[] = {
+	    0x90,	      /* 0: nop */
+	    0x48, 0x89, 0x07, /* 1: mov [rdi], rax (arms) */
+	    0x90,	      /* 4: nop (section start) */
+	    0x75, 0x02,	      /* 5: jne 9 (exit) */
+	    0x90,	      /* 7: nop */
+	    0x90,	      /* 8: nop (post_commit) */
+	    0x90,	      /* 9: nop (exit) */
+	    0x90,	      /* 10: nop (abort handler) */
+	    0xc3,	      /* 11: ret */
+	};
+	struct prog *pr = prog_new(code, sizeof(code));
+	int k;
+
+	pr->sec_start = BASE + 4;
+	pr->sec_end = BASE + 8;
+	pr->env.rseq_cs = 0x7000;
+	pr->store_ea = 0x7000;
+	pr->env.ret_slot = env_ret_slot;
+	pr->sp = 0x7ff0;
+	pr->memw_ea = 0x9000;
+	pr->ret_word = BASE;
+	/* Not foldable: the store stops in front of the section, as before. */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_true(is_leaf(pr, BASE + 1));
+	assert_int_equal(pr->plan.nleaves, 1);
+
+	pr->ways[0] = BASE + 8;
+	pr->ways[1] = BASE + 10;
+	pr->ways[2] = BASE + 9;
+	pr->nways = 3;
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_tree_sound(pr);
+	assert_false(is_leaf(pr, BASE + 1));
+	k = plan_find(&pr->plan, BASE + 4);
+	assert_true(k >= 0 && pr->plan.n[k].sect && !pr->plan.n[k].leaf);
+	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	/* The ways out: the commit and the exit run into nodes already planned, the abort
+	 * handler runs on to the return, which the section bars from being read. */
+	assert_true(is_leaf(pr, BASE + 8));
+	assert_true(is_leaf(pr, BASE + 9));
+	assert_false(is_leaf(pr, BASE + 10));
+	assert_true(is_leaf(pr, BASE + 11));
+	assert_int_equal(pr->plan.nleaves, 3);
+	/* nop and store ran before the commit; the section is no instruction. */
+	assert_int_equal(pr->plan.n[plan_find(&pr->plan, BASE + 8)].depth, 2);
+	assert_int_equal(pr->plan.n[plan_find(&pr->plan, BASE + 8)].parent, k);
+
+	/* From the commit: the return is read, the way back to the section reaches it again,
+	 * and the commit, a way out, is the root: the store is the leaf, the section not
+	 * planned. */
+	assert_true(plan(pr, 8, UINT64_MAX));
+	assert_tree_sound(pr);
+	assert_false(is_leaf(pr, BASE + 11));
+	assert_true(is_leaf(pr, BASE + 1));
+	assert_false(is_live(pr, BASE + 4));
+	assert_int_equal(pr->plan.nleaves, 1);
+
+	/* The count ends with the store: no instruction of the section is counted, but the
+	 * section must not become a leaf: the store does. */
+	assert_true(plan(pr, 0, 2));
+	assert_tree_sound(pr);
+	assert_true(is_leaf(pr, BASE + 1));
+	assert_false(is_live(pr, BASE + 4));
+	prog_free(pr);
+}
+
 /* --count: the tree goes no deeper than the instructions left; --until is always a leaf. */
 static void test_count_and_until_bound_the_tree(void **state)
 {
@@ -486,6 +572,7 @@ int main(void)
 	    cmocka_unit_test(test_count_and_until_bound_the_tree),
 	    cmocka_unit_test(test_loop_back_edge_is_a_leaf),
 	    cmocka_unit_test(test_return_target_read_at_plan_time),
+	    cmocka_unit_test(test_section_runs_inside_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg step runs a critical section inside a tree when it can see every way out of it:
+# the passage then takes no stop of its own. spin_cs's section spins inside itself, commits
+# or aborts, and the program counts both:
+#  - while a second thread signals the stepped one, most signals stop it inside the section,
+#    in the middle of a tree: the instructions before it are counted, the signal is delivered
+#    and the passage goes on to the abort handler. Every passage must match the program's
+#    own counts (with this path missing, stepping ends with "left the decoded paths");
+#  - without signals, the default mode steps what --single-step steps, instruction for
+#    instruction, and a turn of the loop costs at most 1.5 stops (three trees per two turns,
+#    stopping at the commit, the arming store and the return after the section), where a
+#    stop before the section and one after it made 2.
+source "$(dirname "$0")/../lib.sh"
+
+WL="$BUILD/tests/workloads/spin_cs"
+if ! have_ptrace; then
+	skip "step fold" "ptrace not permitted"
+	finish
+	exit
+fi
+if [ ! -x "$WL" ]; then
+	skip "step fold" "$WL not built (x86_64 only)"
+	finish
+	exit
+fi
+kv() { sed -n "s/^$2=//p" "$1"; }
+js() { sed -n "s/.*\"type\":\"summary\".*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
+
+# Signals into the section. A run in which no signal happened to land inside a passage did
+# not test the path: up to 3 runs.
+why="no run"
+for try in 1 2 3; do
+	out="$TMP/sig.$try.json"
+	rep="$TMP/sig.$try.report"
+	timeout 120 "$RSEQDBG" step --quiet --json --detach --from spin_op -- \
+		"$WL" --iters 200 --spin 100000 --signal-us 500 --out "$rep" >"$out" 2>"$TMP/sig.err"
+	rc=$?
+	why=
+	[ $rc -eq 0 ] || why="rc=$rc $(tail -c 300 "$TMP/sig.err")"
+	[ "$(kv "$rep" result)" = ok ] || why="$why workload: $(kv "$rep" result)"
+	p=$(grep -c '"type":"passage"' "$out")
+	c=$(grep -c '"result":"commit"' "$out")
+	a=$(grep -c '"result":"abort"' "$out")
+	l=$(grep -c '"result":"lost"' "$out")
+	inside=$(grep -c '"type":"signal".*during the passage' "$out")
+	[ "$p" = "$(kv "$rep" iterations)" ] || why="$why passages $p != iterations $(kv "$rep" iterations)"
+	[ "$c" = "$(kv "$rep" commits)" ] || why="$why commits $c != $(kv "$rep" commits)"
+	[ "$a" = "$(kv "$rep" aborts)" ] || why="$why aborts $a != $(kv "$rep" aborts)"
+	[ "$l" = 0 ] || why="$why $l lost"
+	[ -z "$why" ] || break
+	[ "$inside" -gt 0 ] && break
+	why="no signal landed inside a passage in $try runs"
+done
+if [ -z "$why" ]; then
+	pass "step fold: signals inside sections ($p passages: $c commits, $a aborts, $inside signals inside, as the program counted)"
+else
+	fail "step fold: signals inside sections" "$why"
+fi
+
+# Without signals: the same instructions as --single-step, and the stops per turn.
+for mode in default --single-step; do
+	args=(--detach --from spin_op)
+	[ $mode = default ] || args+=("$mode")
+	setarch -R "$RSEQDBG" step "${args[@]}" -- "$WL" --iters 100 --spin 1000 \
+		--out "$TMP/same.$mode.report" >"$TMP/same.$mode" 2>&1
+	grep -E '^[0-9]+ 0x' "$TMP/same.$mode" | cut -d' ' -f2- >"$TMP/steps.$mode"
+done
+n=$(wc -l <"$TMP/steps.default")
+if [ "$n" -gt 1000 ] && cmp -s "$TMP/steps.default" "$TMP/steps.--single-step"; then
+	pass "step fold: default and --single-step step the same $n instructions"
+else
+	fail "step fold: default and --single-step step the same instructions" "$n steps; $(diff "$TMP/steps.default" "$TMP/steps.--single-step" | head -4)"
+fi
+for n in 100 300; do
+	"$RSEQDBG" step --quiet --json --detach --from spin_op -- "$WL" --iters $n --spin 1000 \
+		--out "$TMP/stops.$n.report" >"$TMP/stops.$n" 2>&1
+done
+s1=$(js "$TMP/stops.100" ptrace_stops) s3=$(js "$TMP/stops.300" ptrace_stops)
+p1=$(js "$TMP/stops.100" passages) p3=$(js "$TMP/stops.300" passages)
+if [ -n "$s1" ] && [ -n "$s3" ] && [ "$((p3 - p1))" = 200 ] && [ $((2 * (s3 - s1))) -le $((3 * 200)) ]; then
+	pass "step fold: $((s3 - s1)) stops for 200 more turns through the section (at most 1.5 a turn)"
+else
+	fail "step fold: at most 1.5 stops a turn through the section" "stops $s1 -> $s3, passages $p1 -> $p3"
+fi
+
+finish

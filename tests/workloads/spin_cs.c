@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * spin_cs: N operations of spin_op (spin_cs.S), whose critical section spins --spin times
+ * before it commits, while a second thread signals the first every --signal-us microseconds
+ * (SIGUSR1, a handler that counts it). Under a debugger most signals stop the thread inside
+ * the section: the kernel aborts it before the handler runs, and the handler returns to the
+ * abort handler, which retries. Every attempt ends in a commit or an abort, each counted:
+ * iterations = commits + aborts, and the per-CPU counters add up to N.
+ *
+ * Usage: spin_cs [--iters N] [--spin S] [--signal-us U] [--out FILE]
+ *   (defaults 100, 100000, 0: no signals, stdout)
+ * Reports iterations=, commits=, aborts=, signals=, result=ok|FAIL; exit 0 when ok.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rseq_workload.h"
+
+#define MAX_CPUS 1024
+
+_Static_assert(offsetof(struct rseq, cpu_id) == WL_RSEQ_CPU_ID, "struct rseq cpu_id");
+_Static_assert(offsetof(struct rseq, rseq_cs) == WL_RSEQ_CS, "struct rseq rseq_cs");
+_Static_assert(offsetof(struct wl_thread, cnt) == WL_T_CNT, "wl_thread cnt");
+_Static_assert(sizeof(struct wl_pcpu) == 1 << WL_PCPU_SHIFT, "wl_pcpu size");
+
+void spin_op(struct wl_thread *t, uint64_t spin);
+
+static struct wl_pcpu pcpu[MAX_CPUS] __attribute__((aligned(64)));
+static struct wl_thread thread;
+static volatile sig_atomic_t signals, done;
+static pid_t main_tid;
+static uint64_t signal_us;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	signals++;
+}
+
+static void *signaller(void *arg)
+{
+	(void)arg;
+	while (!done) {
+		usleep((useconds_t)signal_us);
+		syscall(SYS_tgkill, getpid(), main_tid, SIGUSR1);
+	}
+	return NULL;
+}
+
+static uint64_t arg_u64(const char *name, const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	if (!*s || *end || *s == '-') {
+		fprintf(stderr, "spin_cs: %s: '%s' is not a non-negative integer\n", name, s);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"iters", required_argument, NULL, 'i'},
+	    {"spin", required_argument, NULL, 's'},
+	    {"signal-us", required_argument, NULL, 'u'},
+	    {"out", required_argument, NULL, 'o'},
+	    {0},
+	};
+	uint64_t iters = 100, spin = 100000, sum = 0;
+	struct wl_counts *c = &thread.cnt[WL_SECT_COUNTER];
+	FILE *out = stdout;
+	pthread_t tid;
+	bool ok;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			iters = arg_u64("--iters", optarg);
+			break;
+		case 's':
+			spin = arg_u64("--spin", optarg);
+			if (!spin)
+				spin = 1;
+			break;
+		case 'u':
+			signal_us = arg_u64("--signal-us", optarg);
+			break;
+		case 'o':
+			out = fopen(optarg, "w");
+			if (!out) {
+				perror(optarg);
+				return 2;
+			}
+			break;
+		default:
+			fprintf(stderr, "usage: spin_cs [--iters N] [--spin S] [--signal-us U] "
+					"[--out FILE]\n");
+			return 2;
+		}
+	}
+	if (!__rseq_size) {
+		fprintf(stderr, "spin_cs: glibc registered no rseq area for this thread\n");
+		return 2;
+	}
+	thread.rseq = (char *)__builtin_thread_pointer() + __rseq_offset;
+	thread.pcpu = pcpu;
+	main_tid = (pid_t)syscall(SYS_gettid);
+	signal(SIGUSR1, on_usr1);
+	if (signal_us && pthread_create(&tid, NULL, signaller, NULL)) {
+		fprintf(stderr, "spin_cs: pthread_create failed\n");
+		return 2;
+	}
+	for (uint64_t i = 0; i < iters; i++)
+		spin_op(&thread, spin);
+	done = 1;
+	if (signal_us)
+		pthread_join(tid, NULL);
+	for (size_t i = 0; i < MAX_CPUS; i++)
+		sum += pcpu[i].counter;
+	ok = sum == iters && c->commits == iters && c->iterations == c->commits + c->aborts;
+	fprintf(out, "iterations=%llu\ncommits=%llu\naborts=%llu\nsignals=%llu\nresult=%s\n",
+		(unsigned long long)c->iterations, (unsigned long long)c->commits,
+		(unsigned long long)c->aborts, (unsigned long long)signals, ok ? "ok" : "FAIL");
+	if (out != stdout)
+		fclose(out);
+	return ok ? 0 : 1;
+}
