@@ -58,30 +58,38 @@ else
 	fail "step fold: signals inside sections" "$why"
 fi
 
-# Without signals: the same instructions as --single-step, and the stops per turn.
-for mode in default --single-step; do
-	args=(--detach --from spin_op)
-	[ $mode = default ] || args+=("$mode")
-	setarch -R "$RSEQDBG" step "${args[@]}" -- "$WL" --iters 100 --spin 1000 \
-		--out "$TMP/same.$mode.report" >"$TMP/same.$mode" 2>&1
-	grep -E '^[0-9]+ 0x' "$TMP/same.$mode" | cut -d' ' -f2- >"$TMP/steps.$mode"
+# Without signals: the same instructions as --single-step, and the stops per turn. A kernel
+# abort (a preemption inside the section, as under emulation) adds the abort path to one run
+# only: up to 3 tries for runs without one.
+for try in 1 2 3; do
+	for mode in default --single-step; do
+		args=(--detach --from spin_op)
+		[ $mode = default ] || args+=("$mode")
+		setarch -R "$RSEQDBG" step "${args[@]}" -- "$WL" --iters 100 --spin 1000 \
+			--out "$TMP/same.$mode.report" >"$TMP/same.$mode" 2>&1
+		grep -E '^[0-9]+ 0x' "$TMP/same.$mode" | cut -d' ' -f2- >"$TMP/steps.$mode"
+	done
+	[ "$(cat "$TMP"/same.*.report | grep -c '^aborts=0$')" = 2 ] && break
 done
 n=$(wc -l <"$TMP/steps.default")
 if [ "$n" -gt 1000 ] && cmp -s "$TMP/steps.default" "$TMP/steps.--single-step"; then
 	pass "step fold: default and --single-step step the same $n instructions"
 else
-	fail "step fold: default and --single-step step the same instructions" "$n steps; $(diff "$TMP/steps.default" "$TMP/steps.--single-step" | head -4)"
+	fail "step fold: default and --single-step step the same instructions" "$n steps; $(cat "$TMP"/same.*.report | grep aborts | tr '\n' ' ') $(diff "$TMP/steps.default" "$TMP/steps.--single-step" | head -4)"
 fi
-for n in 100 300; do
-	"$RSEQDBG" step --quiet --json --detach --from spin_op -- "$WL" --iters $n --spin 1000 \
-		--out "$TMP/stops.$n.report" >"$TMP/stops.$n" 2>&1
+for try in 1 2 3; do
+	for n in 100 300; do
+		"$RSEQDBG" step --quiet --json --detach --from spin_op -- "$WL" --iters $n --spin 1000 \
+			--out "$TMP/stops.$n.report" >"$TMP/stops.$n" 2>&1
+	done
+	[ "$(cat "$TMP"/stops.*.report | grep -c '^aborts=0$')" = 2 ] && break
 done
 s1=$(js "$TMP/stops.100" ptrace_stops) s3=$(js "$TMP/stops.300" ptrace_stops)
 p1=$(js "$TMP/stops.100" passages) p3=$(js "$TMP/stops.300" passages)
 if [ -n "$s1" ] && [ -n "$s3" ] && [ "$((p3 - p1))" = 200 ] && [ $((2 * (s3 - s1))) -le $((3 * 200)) ]; then
 	pass "step fold: $((s3 - s1)) stops for 200 more turns through the section (at most 1.5 a turn)"
 else
-	fail "step fold: at most 1.5 stops a turn through the section" "stops $s1 -> $s3, passages $p1 -> $p3"
+	fail "step fold: at most 1.5 stops a turn through the section" "stops $s1 -> $s3, passages $p1 -> $p3 (aborts: $(cat "$TMP"/stops.*.report | grep aborts | tr '\n' ' '))"
 fi
 
 finish
