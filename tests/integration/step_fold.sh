@@ -28,13 +28,16 @@ kv() { sed -n "s/^$2=//p" "$1"; }
 js() { sed -n "s/.*\"type\":\"summary\".*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
 
 # Signals into the section. A run in which no signal happened to land inside a passage did
-# not test the path: up to 3 runs.
+# not test the path: up to 4 runs. Where the section is slow against the signals (under
+# emulation every turn may abort), 8 aborted passages in a row make it a retry loop, whose
+# aborts run unseen by design (step(1)): the next run spins less between longer intervals.
 why="no run"
-for try in 1 2 3; do
+spin=100000 us=500
+for try in 1 2 3 4; do
 	out="$TMP/sig.$try.json"
 	rep="$TMP/sig.$try.report"
 	timeout 120 "$RSEQDBG" step --quiet --json --detach --from spin_op -- \
-		"$WL" --iters 200 --spin 100000 --signal-us 500 --out "$rep" >"$out" 2>"$TMP/sig.err"
+		"$WL" --iters 200 --spin $spin --signal-us $us --out "$rep" >"$out" 2>"$TMP/sig.err"
 	rc=$?
 	why=
 	[ $rc -eq 0 ] || why="rc=$rc $(tail -c 300 "$TMP/sig.err")"
@@ -44,10 +47,18 @@ for try in 1 2 3; do
 	a=$(grep -c '"result":"abort"' "$out")
 	l=$(grep -c '"result":"lost"' "$out")
 	inside=$(grep -c '"type":"signal".*during the passage' "$out")
-	[ "$p" = "$(kv "$rep" iterations)" ] || why="$why passages $p != iterations $(kv "$rep" iterations)"
 	[ "$c" = "$(kv "$rep" commits)" ] || why="$why commits $c != $(kv "$rep" commits)"
-	[ "$a" = "$(kv "$rep" aborts)" ] || why="$why aborts $a != $(kv "$rep" aborts)"
 	[ "$l" = 0 ] || why="$why $l lost"
+	if grep -q '"type":"retry-loop"' "$out"; then
+		# Still exact where it can be: every commit, and no more aborts than happened.
+		[ "$a" -le "$(kv "$rep" aborts)" ] || why="$why aborts $a > $(kv "$rep" aborts)"
+		[ -z "$why" ] || break
+		why="a retry loop in each of $try runs (last: --spin $spin --signal-us $us, $a of $(kv "$rep" aborts) aborts seen)"
+		spin=$((spin / 5)) us=$((us * 2))
+		continue
+	fi
+	[ "$p" = "$(kv "$rep" iterations)" ] || why="$why passages $p != iterations $(kv "$rep" iterations)"
+	[ "$a" = "$(kv "$rep" aborts)" ] || why="$why aborts $a != $(kv "$rep" aborts)"
 	[ -z "$why" ] || break
 	[ "$inside" -gt 0 ] && break
 	why="no signal landed inside a passage in $try runs"
