@@ -64,7 +64,7 @@ for try in 1 2 3 4; do
 	why="no signal landed inside a passage in $try runs"
 done
 if [ -z "$why" ]; then
-	pass "step fold: signals inside sections ($p passages: $c commits, $a aborts, $inside signals inside, as the program counted)"
+	pass "step fold: signals inside sections ($p passages: $c commits, $a aborts, $inside signals inside, as the program counted; run $try, --spin $spin --signal-us $us)"
 else
 	fail "step fold: signals inside sections" "$why"
 fi
