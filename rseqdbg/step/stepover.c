@@ -13,14 +13,6 @@
 #include "step/breakpoint.h"
 #include "step/stepper.h"
 
-static bool in_section_set(uint64_t a, const uint64_t *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == a)
-			return true;
-	return false;
-}
-
 struct passage_span {
 	uint64_t pc; /* the thread's: the passage starts here */
 	const struct section *s;
@@ -118,9 +110,9 @@ static enum step_status quit_passage(struct stepper *st)
 static bool passage_bp(const struct section *s, uint64_t bp, const uint64_t *other, size_t nother,
 		       bool retries)
 {
-	if (bp == s->post_commit || in_section_set(bp, other, nother))
+	if (bp == s->post_commit || addr_in(bp, other, nother))
 		return true;
-	return !retries && (bp == s->abort || in_section_set(bp, s->exits, s->nexits));
+	return !retries && (bp == s->abort || addr_in(bp, s->exits, s->nexits));
 }
 
 /* Which way a passage ended, from the breakpoint that took the thread. */
@@ -130,7 +122,7 @@ static enum result passage_result(const struct section *s, uint64_t bp)
 		return RES_COMMIT;
 	if (bp == s->abort)
 		return RES_ABORT;
-	if (in_section_set(bp, s->exits, s->nexits))
+	if (addr_in(bp, s->exits, s->nexits))
 		return RES_EXIT;
 	return RES_NONE;
 }

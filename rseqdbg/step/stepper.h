@@ -153,6 +153,15 @@ void print_event(struct stepper *st, const char *type, pid_t tid, const char *fm
     __attribute__((format(printf, 4, 5)));
 void print_summary(struct stepper *st);
 
+/* Whether a is one of the n addresses of v (a section's exits, a tree's ways). */
+static inline bool addr_in(uint64_t a, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == a)
+			return true;
+	return false;
+}
+
 /* sections.c */
 void sec_free(struct section *s);
 struct section *sec_find(struct stepper *st, uint64_t addr);

@@ -203,11 +203,8 @@ static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t 
 		return 0;
 	for (size_t i = 0; i < s->nexits + 2; i++) {
 		uint64_t w = i == 0 ? s->post_commit : i == 1 ? s->abort : s->exits[i - 2];
-		bool dup = false;
 
-		for (size_t k = 0; k < n; k++)
-			dup |= ways[k] == w;
-		if (dup)
+		if (addr_in(w, ways, n))
 			continue;
 		if (n == max)
 			return 0;
