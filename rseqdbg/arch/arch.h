@@ -63,6 +63,12 @@ bool rd_arch_maps_memory(const rd_regs_t *r);
  * interrupted a blocking call): it then runs the system call again before the instruction
  * at its pc. */
 bool rd_arch_syscall_restarts(const rd_regs_t *r);
+/* Whether a thread already single-stepping (last resumed by PTRACE_SINGLESTEP) runs one
+ * instruction before its next step trap. Not on arm64 after a step that the kernel ended
+ * itself, over an svc or into a signal handler: the step state stays pending (PSTATE.SS
+ * clear) and the next step traps at once, at the same pc. Writing the registers back
+ * (PTRACE_SETREGSET) re-arms it. */
+bool rd_arch_step_armed(const rd_regs_t *r);
 
 enum rd_insn_kind {
 	RD_INSN_OTHER,

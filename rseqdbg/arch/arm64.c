@@ -52,6 +52,11 @@ bool rd_arch_syscall_restarts(const rd_regs_t *r)
 	return false;
 }
 
+bool rd_arch_step_armed(const rd_regs_t *r)
+{
+	return r->pstate & (1u << 21); /* PSTATE.SS, software step */
+}
+
 /* The value of register reg (0..30, 31 for sp); false for no register. */
 static bool reg_value(int reg, const rd_regs_t *r, uint64_t *v)
 {

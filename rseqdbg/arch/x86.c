@@ -49,6 +49,12 @@ bool rd_arch_syscall_restarts(const rd_regs_t *r)
 	       (ret == -512 || ret == -513 || ret == -514 || ret == -516);
 }
 
+bool rd_arch_step_armed(const rd_regs_t *r)
+{
+	(void)r;
+	return true; /* TF traps after the instruction, whatever stopped the thread before */
+}
+
 /* The value of a 64-bit general register; false for any other register. */
 static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v)
 {

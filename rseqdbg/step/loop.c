@@ -371,6 +371,10 @@ static enum step_status single_step(struct stepper *st, const struct rd_insn *in
 	if (!sig)
 		print_step(st, in);
 	rd_bp_remove_all(); /* the last tree's: the step may stop in front of one */
+	/* After a step over an svc (arm64), this one would trap before the instruction ran and
+	 * count it twice. */
+	if (cur(st)->last_step && !rd_arch_step_armed(regs))
+		rd_pt_setregs(st->cur_tid, regs);
 	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0 ||
 	    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
 		st->end = "exited";
