@@ -262,8 +262,12 @@ bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn
 			p->nleaves++;
 			continue;
 		}
-		/* A section runs no counted instruction and may write any register. */
-		wregs = x->sect ? ~0u : x->wregs | in->wregs;
+		/* A section runs no counted instruction, and writes what its code writes. */
+		if (x->sect)
+			wregs = x->wregs |
+				(env->section_wregs ? env->section_wregs(env->ctx, x->addr) : ~0u);
+		else
+			wregs = x->wregs | in->wregs;
 		for (size_t k = 0; k < ns; k++) {
 			plan_add(p, s[k], i, x->sect ? x->depth : x->depth + 1, wregs);
 			p->n[p->nn - 1].sect = sect[k];

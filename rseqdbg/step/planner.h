@@ -73,6 +73,10 @@ struct plan_env {
 	 * decoded and has no way out that decoding cannot see. 0 when it may not: the
 	 * instruction that enters it is a leaf. NULL: no section runs inside a tree. */
 	size_t (*section_ways)(void *ctx, uint64_t addr, uint64_t *ways, size_t max);
+	/* The registers (wregs bits) that the section at addr may write on any way out of it:
+	 * an abort leaves them as the aborted instruction found them, a signal's handler as
+	 * it found them. NULL: every register. */
+	uint32_t (*section_wregs)(void *ctx, uint64_t addr);
 	uint64_t rseq_cs; /* address of the thread's rseq_cs field; 0 when unknown */
 	uint64_t until;	  /* an address that is always a leaf (--until) */
 };

@@ -56,6 +56,7 @@ struct section {
 	unsigned int failed; /* passages in a row that did not commit */
 	bool retry_loop;     /* our stops undo what it checks: run its retries to the commit */
 	int fold;	     /* runs inside a tree (section_ways): 1 yes, -1 no, 0 not known */
+	uint32_t wregs;	     /* with fold 1: the registers its code writes (wregs bits) */
 };
 
 enum result {

@@ -177,6 +177,7 @@ static bool sec_foldable(struct stepper *st, struct section *s)
 	}
 	if (!s->exits_known)
 		compute_exits(st, s);
+	s->wregs = 0;
 	for (a = s->start; a < s->post_commit;) {
 		const struct rd_insn *in = insn_at(st, a);
 
@@ -184,6 +185,7 @@ static bool sec_foldable(struct stepper *st, struct section *s)
 		    !(in->plain ||
 		      ((in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC) && in->has_target)))
 			return false;
+		s->wregs |= in->wregs;
 		a += in->size;
 	}
 	if (a != s->post_commit)
@@ -213,6 +215,14 @@ static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t 
 	return n;
 }
 
+static uint32_t env_section_wregs(void *ctx, uint64_t addr)
+{
+	struct stepper *st = ctx;
+	struct section *s = sec_find(st, addr);
+
+	return s && s->start == addr && sec_foldable(st, s) ? s->wregs : ~0u;
+}
+
 void tree_env_init(struct stepper *st)
 {
 	st->penv = (struct plan_env){
@@ -224,6 +234,7 @@ void tree_env_init(struct stepper *st)
 	    .store_addr = env_store_addr,
 	    .memw_addr = env_memw_addr,
 	    .section_ways = env_section_ways,
+	    .section_wregs = env_section_wregs,
 	};
 }
 

@@ -32,6 +32,8 @@ struct prog {
 	uint64_t sp, ret_word;	     /* the stack pointer at the root and the word there */
 	uint64_t ways[4];	     /* the section's ways out when a tree may run it */
 	size_t nways;
+	uint32_t sec_wregs; /* the registers the section writes (section_wregs) */
+	uint64_t arm_addr;  /* the store there writes rseq_cs, every other one store_ea */
 	struct plan_env env;
 	struct plan plan;
 };
@@ -78,7 +80,7 @@ static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 {
 	struct prog *pr = ctx;
 
-	*ea = pr->store_ea;
+	*ea = pr->arm_addr && in->addr == pr->arm_addr ? pr->env.rseq_cs : pr->store_ea;
 	return true;
 }
 
@@ -107,6 +109,13 @@ static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t 
 		return 0;
 	memcpy(ways, pr->ways, pr->nways * sizeof(*ways));
 	return pr->nways;
+}
+
+static uint32_t env_section_wregs(void *ctx, uint64_t addr)
+{
+	struct prog *pr = ctx;
+
+	return pr->sec_wregs;
 }
 
 static struct prog *prog_new(const uint8_t *code, size_t len)
@@ -446,6 +455,52 @@ static void test_section_runs_inside_tree(void **state)
 	prog_free(pr);
 }
 
+/* After a section that ran inside the tree, a store through a register that the section's
+ * code does not write still provably misses rseq_cs: it runs unseen. Through one the section
+ * writes, or with no word on what the section writes, it is a leaf. */
+static void test_store_after_section_keeps_unwritten_registers(void **state)
+{
+	static const uint8_t code[] = {
+	    0x90,				      /* 0: nop */
+	    0x48, 0x89, 0x07,			      /* 1: mov [rdi], rax (arms) */
+	    0x48, 0xc7, 0xc1, 0x01, 0x00, 0x00, 0x00, /* 4: mov rcx, 1 (section) */
+	    0x48, 0x89, 0x07,			      /* 11: mov [rdi], rax (post_commit) */
+	    0xc3,				      /* 14: ret */
+	    0x90,				      /* 15: nop (abort handler) */
+	    0xc3,				      /* 16: ret */
+	};
+	struct prog *pr = prog_new(code, sizeof(code));
+
+	pr->sec_start = BASE + 4;
+	pr->sec_end = BASE + 11;
+	pr->ways[0] = BASE + 11;
+	pr->ways[1] = BASE + 15;
+	pr->nways = 2;
+	pr->env.rseq_cs = 0x7000;
+	pr->arm_addr = BASE + 1;
+	pr->store_ea = 0x8000;
+	/* Every register, as without the callback. */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_tree_sound(pr);
+	assert_true(is_leaf(pr, BASE + 11));
+	assert_true(is_leaf(pr, BASE + 16));
+
+	pr->env.section_wregs = env_section_wregs;
+	pr->sec_wregs = env_insn(pr, BASE + 4)->wregs; /* rcx */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_tree_sound(pr);
+	assert_false(is_leaf(pr, BASE + 11));
+	assert_true(is_leaf(pr, BASE + 14)); /* a return after a section is never read */
+	assert_true(is_leaf(pr, BASE + 16));
+	assert_int_equal(pr->plan.nleaves, 2);
+
+	pr->sec_wregs |= env_insn(pr, BASE + 11)->st_regs; /* rdi too */
+	assert_true(plan(pr, 0, UINT64_MAX));
+	assert_tree_sound(pr);
+	assert_true(is_leaf(pr, BASE + 11));
+	prog_free(pr);
+}
+
 /* --count: the tree goes no deeper than the instructions left; --until is always a leaf. */
 static void test_count_and_until_bound_the_tree(void **state)
 {
@@ -573,6 +628,7 @@ int main(void)
 	    cmocka_unit_test(test_loop_back_edge_is_a_leaf),
 	    cmocka_unit_test(test_return_target_read_at_plan_time),
 	    cmocka_unit_test(test_section_runs_inside_tree),
+	    cmocka_unit_test(test_store_after_section_keeps_unwritten_registers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
