@@ -81,9 +81,22 @@ fi
 # unabort FILE: FILE without its abort paths (from a line at the abort handler, spin_abort,
 # named by its place in the file, to the next instance of the line before it); prints how
 # many it took out.
+# Two runs that counted different aborts also part inside the program's report: glibc's
+# printf formats a zero on a path of its own. Then the report's statement (spin_cs.c, from
+# its fprintf to the line that ends it) is taken out of both listings too, named by its
+# source lines; fclose after it, with its system calls, stays compared.
 abort_at="spin_cs+0x$(nm "$WL" | awk '$3 == "spin_abort" { print $1 }' | sed 's/^0*//')"
+report_from=$(grep -n 'fprintf(out, "iterations=' "$TOP/tests/workloads/spin_cs.c" | cut -d: -f1)
+report_to=$(awk -v from="$report_from" 'NR >= from && /\);$/ { print NR; exit }' \
+	"$TOP/tests/workloads/spin_cs.c")
+# unabort FILE [DROP]: as above; with DROP=1 the report's lines go too.
 unabort() {
-	awk -v out="$1.clean" -v at="$abort_at" '
+	awk -v out="$1.clean" -v at="$abort_at" -v drop="${2:-0}" -v from="$report_from" \
+		-v to="$report_to" '
+		function srcline(f) { return f ~ /^\(spin_cs\.c:[0-9]+\)$/ ? substr(f, 12) + 0 : 0 }
+		drop && !gone && srcline($4) == from { gone = 1 }
+		gone == 1 && srcline($4) > to { gone = 2 }
+		gone == 1 { next }
 		skip && $1 == until { skip = 0; next }
 		skip { next }
 		$2 == at && prev != "" { skip = 1; until = prev; n++; next }
@@ -96,13 +109,19 @@ for mode in default --single-step; do
 	setarch -R "$RSEQDBG" step "${args[@]}" -- "$WL" --iters 100 --spin 1 \
 		--out "$TMP/same.$mode.report" >"$TMP/same.$mode" 2>&1
 	grep -E '^[0-9]+ 0x' "$TMP/same.$mode" | cut -d' ' -f2- >"$TMP/steps.$mode"
-	ab[$mode]=$(unabort "$TMP/steps.$mode")
+done
+drop=0 what="the same"
+if [ "$(kv "$TMP/same.default.report" aborts)" != "$(kv "$TMP/same.--single-step.report" aborts)" ]; then
+	drop=1 what="but the report (spin_cs.c:$report_from-$report_to) the same"
+fi
+for mode in default --single-step; do
+	ab[$mode]=$(unabort "$TMP/steps.$mode" $drop)
 done
 n=$(wc -l <"$TMP/steps.default.clean")
 if [ "$n" -gt 1000 ] && [ "${ab[default]}" = "$(kv "$TMP/same.default.report" aborts)" ] &&
 	[ "${ab[--single-step]}" = "$(kv "$TMP/same.--single-step.report" aborts)" ] &&
 	cmp -s "$TMP/steps.default.clean" "$TMP/steps.--single-step.clean"; then
-	pass "step fold: default and --single-step step the same $n instructions (aborts: ${ab[default]}, ${ab[--single-step]}, as the program counted)"
+	pass "step fold: default and --single-step step $what $n instructions (aborts: ${ab[default]}, ${ab[--single-step]}, as the program counted)"
 else
 	fail "step fold: default and --single-step step the same instructions" "$n steps; abort paths ${ab[default]}, ${ab[--single-step]}; $(cat "$TMP"/same.*.report | grep aborts | tr '\n' ' ') $(diff "$TMP/steps.default.clean" "$TMP/steps.--single-step.clean" | head -4)"
 fi
