@@ -8,10 +8,11 @@
 #    and the passage goes on to the abort handler. Every passage must match the program's
 #    own counts (with this path missing, stepping ends with "left the decoded paths");
 #  - without signals, the default mode steps what --single-step steps, instruction for
-#    instruction, and a turn of the loop costs at most 1.5 stops (on x86_64 three trees per
-#    two turns, stopping at the commit, the arming store and the return after the section;
-#    on aarch64 five per four, its return going to x30, which the section does not write),
-#    where a stop before the section and one after it made 2. On aarch64 the comparison
+#    instruction (kernel aborts, and the report when they differ, aside: see below), and a
+#    turn of the loop costs at most 1.5 stops (on x86_64 three trees per two turns,
+#    stopping at the commit, the arming store and the return after the section; on aarch64
+#    five per four, its return going to x30, which the section does not write), where a
+#    stop before the section and one after it made 2. On aarch64 the comparison
 #    also covers the steps over svc where the program writes its report, each of which left the
 #    next single step pending (step(1)).
 source "$(dirname "$0")/../lib.sh"
@@ -28,7 +29,6 @@ if [ ! -x "$WL" ]; then
 	exit
 fi
 kv() { sed -n "s/^$2=//p" "$1"; }
-declare -A ab
 js() { sed -n "s/.*\"type\":\"summary\".*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
 
 # Signals into the section. A run in which no signal happened to land inside a passage did
@@ -78,9 +78,6 @@ fi
 # emulation, and in nearly every --single-step run on a real-time kernel) adds the abort
 # path to its run: the abort handler and the retry up to the arming store again. Those are
 # taken out of both listings, and must be as many as the program counted aborts.
-# unabort FILE: FILE without its abort paths (from a line at the abort handler, spin_abort,
-# named by its place in the file, to the next instance of the line before it); prints how
-# many it took out.
 # Two runs that counted different aborts also part inside the program's report: glibc's
 # printf formats a zero on a path of its own. Then the report's statement (spin_cs.c, from
 # its fprintf to the line that ends it) is taken out of both listings too, named by its
@@ -89,11 +86,16 @@ abort_at="spin_cs+0x$(nm "$WL" | awk '$3 == "spin_abort" { print $1 }' | sed 's/
 report_from=$(grep -n 'fprintf(out, "iterations=' "$TOP/tests/workloads/spin_cs.c" | cut -d: -f1)
 report_to=$(awk -v from="$report_from" 'NR >= from && /\);$/ { print NR; exit }' \
 	"$TOP/tests/workloads/spin_cs.c")
-# unabort FILE [DROP]: as above; with DROP=1 the report's lines go too.
+# unabort FILE DROP: FILE without its abort paths (from a line at the abort handler,
+# spin_abort, named by its place in the file, to the next instance of the line before it),
+# and with DROP=1 without the report's lines, into FILE.clean; prints how many abort paths
+# it took out.
 unabort() {
-	awk -v out="$1.clean" -v at="$abort_at" -v drop="${2:-0}" -v from="$report_from" \
+	awk -v out="$1.clean" -v at="$abort_at" -v drop="$2" -v from="$report_from" \
 		-v to="$report_to" '
-		function srcline(f) { return f ~ /^\(spin_cs\.c:[0-9]+\)$/ ? substr(f, 12) + 0 : 0 }
+		function srcline(f) {
+			return f ~ /^\(spin_cs\.c:[0-9]+\)$/ ? substr(f, length("(spin_cs.c:") + 1) + 0 : 0
+		}
 		drop && !gone && srcline($4) == from { gone = 1 }
 		gone == 1 && srcline($4) > to { gone = 2 }
 		gone == 1 { next }
@@ -110,6 +112,7 @@ for mode in default --single-step; do
 		--out "$TMP/same.$mode.report" >"$TMP/same.$mode" 2>&1
 	grep -E '^[0-9]+ 0x' "$TMP/same.$mode" | cut -d' ' -f2- >"$TMP/steps.$mode"
 done
+declare -A ab
 drop=0 what="the same"
 if [ "$(kv "$TMP/same.default.report" aborts)" != "$(kv "$TMP/same.--single-step.report" aborts)" ]; then
 	drop=1 what="but the report (spin_cs.c:$report_from-$report_to) the same"
