@@ -38,6 +38,45 @@ int rd_proc_status(pid_t pid, pid_t tid, struct rd_proc_status *ps)
 	return 0;
 }
 
+/* The state letter of /proc/PID/task/TID/stat: it follows the command name (field 2), which
+ * may hold spaces and parentheses, so it is found after the last ')'. */
+static int task_state(pid_t pid, pid_t tid, char *state)
+{
+	char path[64], buf[512], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	*state = p && p[1] == ' ' && p[2] ? p[2] : '?';
+	return 0;
+}
+
+int rd_proc_run_ns(pid_t pid, pid_t tid, uint64_t *ns, char *state)
+{
+	char path[64];
+	unsigned long long v;
+	int ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	*ns = v;
+	return task_state(pid, tid, state);
+}
+
 void rd_proc_name(pid_t pid, char *buf, size_t len)
 {
 	char path[64], comm[64] = "";

@@ -19,6 +19,9 @@ struct rd_proc_status {
 /* /proc/PID/status, or /proc/PID/task/TID/status when tid > 0. 0, or -errno when the process
  * or the thread is gone. */
 int rd_proc_status(pid_t pid, pid_t tid, struct rd_proc_status *ps);
+/* The CPU time thread tid has run, in ns (/proc/PID/task/TID/schedstat), and its state
+ * ('R' running or runnable, 'S' or 'D' asleep in the kernel, ...). 0, or -errno. */
+int rd_proc_run_ns(pid_t pid, pid_t tid, uint64_t *ns, char *state);
 /* "PID (comm)", or "PID" when the name cannot be read. */
 void rd_proc_name(pid_t pid, char *buf, size_t len);
 

@@ -164,6 +164,54 @@ void release_held(struct stepper *st)
 	}
 }
 
+/* Take one held thread past the breakpoint it waits at (the stepped thread is stopped, so
+ * lifting the breakpoint for one step hides nothing from it), then let it go. */
+static void pass_one(struct stepper *st, pid_t tid)
+{
+	struct rd_thread *t = rd_pt_thread(&st->tr, tid);
+	struct rd_event ev;
+	rd_regs_t r;
+	uint64_t bp;
+
+	if (!t || rd_pt_getregs(tid, &r) < 0)
+		return;
+	bp = rd_arch_pc(&r);
+	if (rd_bp_planted(bp))
+		rd_bp_remove(bp);
+	else
+		bp = 0;
+	if (rd_pt_singlestep(&st->tr, t, 0) == 0) {
+		for (;;) {
+			if (rd_pt_wait(&st->tr, &ev, 0) < 0 || ev.kind == RD_EV_NONE)
+				break;
+			if (ev.tid != tid) {
+				handle_other(st, &ev);
+				continue;
+			}
+			if (ev.kind == RD_EV_SIGNAL)
+				rd_pt_thread(&st->tr, tid)->pending_sig = ev.sig;
+			break;
+		}
+	}
+	if (bp)
+		rd_bp_plant(bp);
+	t = rd_pt_thread(&st->tr, tid);
+	if (t && t->state == RD_T_STOPPED && !st->o.lock_others) {
+		rd_pt_cont(&st->tr, t, t->pending_sig);
+		t->pending_sig = 0;
+	}
+}
+
+void pass_held(struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++) {
+		if (!st->tr.t[i].held)
+			continue;
+		st->tr.t[i].held = false;
+		pass_one(st, st->tr.t[i].tid);
+	}
+}
+
 int resume_cur(struct stepper *st, enum how how, int sig)
 {
 	struct rd_thread *t = cur(st);

@@ -165,13 +165,14 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 		       name, at, retries ? " after retries at full speed" : "", ns);
 		break;
 	case RES_ABORT:
-		printf("%d passage %s: aborted to the abort handler %#" PRIx64 " in %" PRIu64
+		printf("%d passage %s: aborted to the abort handler %#" PRIx64 "%s in %" PRIu64
 		       " ns\n",
-		       st->cur_tid, name, at, ns);
+		       st->cur_tid, name, at, retries ? " during retries at full speed" : "", ns);
 		break;
 	case RES_EXIT:
-		printf("%d passage %s: left through exit %#" PRIx64 " %s in %" PRIu64 " ns\n",
-		       st->cur_tid, name, at, place(st, at), ns);
+		printf("%d passage %s: left through exit %#" PRIx64 " %s%s in %" PRIu64 " ns\n",
+		       st->cur_tid, name, at, place(st, at),
+		       retries ? " during retries at full speed" : "", ns);
 		break;
 	default:
 		printf("%d passage %s: left at %#" PRIx64

@@ -80,6 +80,26 @@ int rd_pin_hold(pid_t pid, pid_t tid)
 	return 0;
 }
 
+void rd_pin_aside(bool aside)
+{
+	cpu_set_t mask, one;
+
+	if (!held_tid || held_cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(held_cpu, &one);
+	if (!aside) {
+		sched_setaffinity(0, sizeof(one), &one);
+		sched_setaffinity(held_tid, sizeof(one), &one);
+		return;
+	}
+	sched_setaffinity(held_tid, sizeof(held_mask), &held_mask);
+	mask = our_mask;
+	CPU_CLR(held_cpu, &mask);
+	if (CPU_COUNT(&mask))
+		sched_setaffinity(0, sizeof(mask), &mask);
+}
+
 void rd_pin_release(void)
 {
 	cpu_set_t now;

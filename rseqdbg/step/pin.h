@@ -12,6 +12,12 @@
  * ours share), rseqdbg with it; a thread held before is released first. 0, or -errno when
  * it stays as it was. */
 int rd_pin_hold(pid_t pid, pid_t tid);
+/* With aside, give the held thread its own mask for a while and move rseqdbg off the CPU it
+ * was held on (to the others of its own mask, when there are any); without, hold both on
+ * that CPU again. While the thread runs a critical section at full speed it runs where the
+ * program would, and rseqdbg waking up beside it (another thread's event, a look at the
+ * passage) does not switch it out, which would make the kernel abort the section. */
+void rd_pin_aside(bool aside);
 /* Give the held thread its mask back, unless the program changed it meanwhile. Safe in a
  * signal handler; does nothing when no thread is held. */
 void rd_pin_release(void);

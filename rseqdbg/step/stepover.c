@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "proc/status.h"
 #include "step/breakpoint.h"
+#include "step/pin.h"
 #include "step/stepper.h"
 
 struct passage_span {
@@ -28,13 +30,12 @@ static bool passage_keeps(uint64_t addr, void *arg)
 	       (addr < sp->s->start || addr >= sp->s->post_commit);
 }
 
-/* Breakpoints at the exits of section s and at the other successors of the current
- * instruction; with retries, at its commit and those successors only. 0, -ESRCH when the
- * thread is gone, or EXIT_ERROR (reported) with none planted. */
+/* Breakpoints at the ways out of section s (its commit, its abort handler, its exits) and
+ * at the other successors of the current instruction. 0, -ESRCH when the thread is gone, or
+ * EXIT_ERROR (reported) with none planted. */
 static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const uint64_t *other,
 		       size_t nother, bool retries)
 {
-	size_t first = retries ? s->nexits : 0;
 	rd_regs_t regs;
 	uint64_t bp;
 	int ret;
@@ -42,7 +43,8 @@ static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const
 	/* The last tree's breakpoints stay where the passage cannot stop at them on its way
 	 * through the section (the next tree plants most of them again); one the thread meets
 	 * after it left by a way decoding cannot see, or in a signal handler, is taken out and
-	 * the passage goes on, as if it had not been there. A retry loop runs without them. */
+	 * the passage goes on, as if it had not been there. A retry loop runs without them:
+	 * a stop on its way back to the section is what it cannot survive. */
 	if (retries) {
 		rd_bp_remove_all();
 	} else {
@@ -54,14 +56,14 @@ static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const
 		compute_exits(st, s);
 	bp = s->post_commit;
 	ret = rd_bp_plant(bp);
-	if (!ret && !retries) {
+	if (!ret) {
 		bp = s->abort;
 		ret = rd_bp_plant(bp);
 	}
 	/* A branch target that nothing maps (a call to an undefined weak function, decoded
 	 * from bytes that are not code) cannot be reached without a fault, which the passage
 	 * sees as a signal: no breakpoint is needed there. */
-	for (size_t i = first; !ret && i < s->nexits + nother; i++) {
+	for (size_t i = 0; !ret && i < s->nexits + nother; i++) {
 		uint64_t a = i < s->nexits ? s->exits[i] : other[i - s->nexits];
 
 		if (i >= s->nexits && sec_find(st, a))
@@ -107,12 +109,10 @@ static enum step_status quit_passage(struct stepper *st)
 }
 
 /* Whether bp is one of the passage's own breakpoints (planted by plant_exits). */
-static bool passage_bp(const struct section *s, uint64_t bp, const uint64_t *other, size_t nother,
-		       bool retries)
+static bool passage_bp(const struct section *s, uint64_t bp, const uint64_t *other, size_t nother)
 {
-	if (bp == s->post_commit || addr_in(bp, other, nother))
-		return true;
-	return !retries && (bp == s->abort || addr_in(bp, s->exits, s->nexits));
+	return bp == s->post_commit || bp == s->abort || addr_in(bp, s->exits, s->nexits) ||
+	       addr_in(bp, other, nother);
 }
 
 /* Which way a passage ended, from the breakpoint that took the thread. */
@@ -220,41 +220,153 @@ enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bo
 	return step_over(st, &s, in->addr, NULL, 0);
 }
 
-/* Let the thread run through section s between breakpoints at its exits and at the other
- * successors of the current instruction (for a section in a retry loop, at its commit and
- * those successors); report the passage. */
-enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
-			   const uint64_t *other, size_t nother)
+/* Where a passage (or, in a retry loop, the part of it since the last way out) started: its
+ * time, the stepped thread's stops and its CPU time then. */
+struct passage_mark {
+	uint64_t t0, stops, cpu0;
+};
+
+static void mark(struct stepper *st, struct passage_mark *m)
 {
-	uint64_t stops0 = cur(st)->stops, t0, deadline, bp = 0;
+	char state;
+
+	m->t0 = now_ns();
+	m->stops = cur(st)->stops;
+	if (rd_proc_run_ns(st->tr.pid, st->cur_tid, &m->cpu0, &state) < 0)
+		m->cpu0 = 0;
+}
+
+static void count_passage(struct stepper *st, struct section *s, enum result r, uint64_t at,
+			  const struct passage_mark *m, bool net, bool retries)
+{
+	st->passages++;
+	st->res[r]++;
+	/* The stepped thread's stops: others held at a breakpoint do not count. */
+	st->stops_in_passages += cur(st)->stops - m->stops;
+	print_passage(st, s, r, at, now_ns() - m->t0, net, retries);
+	note_result(st, s, r);
+}
+
+/* Whether the safety net should look at the thread now: it has run the section's bound of
+ * CPU time since m, or sleeps in the kernel (no section runs there). *asleep says which. */
+static bool net_due(struct stepper *st, const struct section *s, const struct passage_mark *m,
+		    bool *asleep)
+{
+	uint64_t ns;
+	char state;
+
+	*asleep = false;
+	if (rd_proc_run_ns(st->tr.pid, st->cur_tid, &ns, &state) < 0)
+		return true;
+	*asleep = state == 'S' || state == 'D';
+	return *asleep || ns - m->cpu0 >= s->net_ns;
+}
+
+/* How long to wait before the next look, in wall time: the CPU time left to the section's
+ * bound cannot run out sooner, and a thread asleep is seen within the first bound. */
+static unsigned int net_wait_ms(struct stepper *st, const struct section *s,
+				const struct passage_mark *m)
+{
+	uint64_t ns, left = s->net_ns;
+	char state;
+
+	if (rd_proc_run_ns(st->tr.pid, st->cur_tid, &ns, &state) == 0 && ns - m->cpu0 < left)
+		left -= ns - m->cpu0;
+	if (left > SAFETY_NET_MS * 1000000ull)
+		left = SAFETY_NET_MS * 1000000ull;
+	return (unsigned int)(left / 1000000) + 1;
+}
+
+/* The net found the passage still going (slow, or switched out): the section gets twice the
+ * time, so that the net's own stop, which aborts it, cannot end its every passage. */
+static void net_grow(struct section *s)
+{
+	if (s->net_ns < (1ull << 40))
+		s->net_ns *= 2;
+}
+
+/* Whether the way out at exit, an exit of s, leads straight to its abort handler: a stub
+ * in front of the handler (one that counts a stale CPU number) is one way out, not two. */
+static bool exit_reaches_abort(struct stepper *st, const struct section *s, uint64_t exit)
+{
+	uint64_t a = exit;
+
+	for (int n = 0; n < 16 && rd_modules_find(&st->mods, a); n++) {
+		const struct rd_insn *in = insn_at(st, a);
+
+		if (a == s->abort)
+			return true;
+		if (in->plain)
+			a += in->size;
+		else if (in->kind == RD_INSN_JMP && in->has_target)
+			a = in->target;
+		else
+			return false;
+		if (!in->size)
+			return false;
+	}
+	return a == s->abort;
+}
+
+enum { STEP_PAST, STEP_SIGNAL, STEP_GONE };
+
+/*
+ * Take the thread, stopped on our breakpoint at bp (outside the section), past it: the
+ * breakpoint is lifted for one single step and planted again. STEP_SIGNAL when a signal
+ * came first (st->cur_sig: not delivered yet), STEP_GONE when the thread ended (*ev says
+ * how).
+ */
+static int step_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
+{
+	rd_bp_remove(bp);
+	for (int sig = 0;;) {
+		if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0 ||
+		    wait_cur(st, ev, 0, HOW_STEP, false) < 0)
+			return STEP_GONE;
+		if (ev->kind == RD_EV_EXITED)
+			return STEP_GONE;
+		if (ev->kind == RD_EV_SIGNAL) {
+			st->signals++;
+			print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev->sig),
+				    st->o.no_signals ? " (not delivered)" : "");
+			st->cur_sig = st->o.no_signals ? 0 : ev->sig;
+			return STEP_SIGNAL;
+		}
+		if (ev->kind == RD_EV_TRAP)
+			break;
+		/* A late interrupt: the step is still to be made. */
+	}
+	return rd_bp_plant(bp) == 0 ? STEP_PAST : STEP_GONE;
+}
+
+/* The passage itself (see step_over). */
+static enum step_status passage(struct stepper *st, struct section *s, const uint64_t *other,
+				size_t nother)
+{
+	struct passage_mark m;
+	uint64_t bp = 0;
 	enum result r = RES_NONE;
 	struct rd_event ev;
-	bool net = false;
+	bool net = false, asleep = false, via_exit = false;
 	bool retries = s->retry_loop;
 	/* Signal handlers the thread entered during the passage and may still be running */
 	unsigned int handlers = st->cur_sig && !st->o.no_signals;
 	rd_regs_t regs;
 	int ret;
 
-	ret = plant_exits(st, s, pc, other, nother, retries);
-	if (ret == -ESRCH)
-		return cur_lost(st);
-	if (ret)
-		return STEP_ERR;
-	t0 = now_ns();
-	deadline = t0 + SAFETY_NET_MS * 1000000ull;
+	mark(st, &m);
 	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
 		return cur_lost(st);
 	st->cur_sig = 0;
 	for (;;) {
-		/* The bound holds from the resume: events on the way (signals) do not extend it. */
-		ret = wait_cur(st, &ev, net ? SAFETY_NET_MS : ms_until(deadline), HOW_CONT, net);
+		ret =
+		    wait_cur(st, &ev, net ? SAFETY_NET_MS : net_wait_ms(st, s, &m), HOW_CONT, net);
 		if (ret < 0)
 			return cur_lost(st);
 		if (ev.kind == RD_EV_NONE) {
 			if (rd_pt_quit)
 				return quit_passage(st);
-			if (!net) {
+			if (!net && net_due(st, s, &m, &asleep)) {
 				/* The safety net: stop the thread to see where it is. */
 				net = true;
 				rd_pt_interrupt(cur(st));
@@ -276,7 +388,7 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 			continue;
 		}
 		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
-		if (bp && !passage_bp(s, bp, other, nother, retries)) {
+		if (bp && !passage_bp(s, bp, other, nother)) {
 			/* One of the last tree's: out of the way. */
 			rd_bp_remove(bp);
 			resume_cur(st, HOW_CONT, 0);
@@ -284,7 +396,30 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 		}
 		if (bp) {
 			r = passage_result(s, bp);
-			break;
+			if (!retries || (r != RES_ABORT && r != RES_EXIT))
+				break;
+			/* In a retry loop every abort and exit is counted on the way, and the
+			 * retry runs on at full speed: these breakpoints lie outside the section
+			 * and abort nothing. */
+			if (r == RES_EXIT || !via_exit)
+				count_passage(st, s, r, bp, &m, false, true);
+			via_exit = r == RES_EXIT && exit_reaches_abort(st, s, bp);
+			ret = step_past(st, bp, &ev);
+			if (ret == STEP_GONE)
+				return ev.kind == RD_EV_EXITED ? cur_gone(st, &ev) : cur_lost(st);
+			if (ret == STEP_SIGNAL) {
+				/* Delivered by the stepping that goes on from here. */
+				r = RES_NONE;
+				break;
+			}
+			/* Threads held at these breakpoints may hold what the retry waits for
+			 * (a lock): they go on too. */
+			pass_held(st);
+			/* An interrupt of the net still to come is a late one: it resumes. */
+			net = false;
+			mark(st, &m);
+			resume_cur(st, HOW_CONT, 0);
+			continue;
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
 			return cur_lost(st);
@@ -296,11 +431,17 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 		if (net && ev.kind == RD_EV_STOP) {
 			uint64_t at = rd_arch_pc(&regs);
 
+			net = false;
 			if (at >= s->start && at < s->post_commit) {
-				/* Still running the section (slow or preempted): resuming aborts it
-				 * and the abort breakpoint takes the thread. */
-				net = false;
-				deadline = now_ns() + SAFETY_NET_MS * 1000000ull;
+				/* Still running the section (slow or switched out): resuming aborts
+				 * it and the abort breakpoint takes the thread. */
+				net_grow(s);
+				resume_cur(st, HOW_CONT, 0);
+				continue;
+			}
+			if (passage_bp(s, at, other, nother)) {
+				/* In front of one of ours, not yet run: it takes the thread now. */
+				net_grow(s);
 				resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
@@ -309,17 +450,18 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 				 * it): the kernel aborted the section before the handler ran, so
 				 * its return goes to the abort breakpoint. Once per handler. */
 				handlers--;
-				net = false;
-				deadline = now_ns() + SAFETY_NET_MS * 1000000ull;
+				net_grow(s);
 				resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
 			bp = at;
 			r = RES_LOST;
 			print_event(st, "safety-net", st->cur_tid,
-				    "no breakpoint hit within %d ms; stepping resumes at %#" PRIx64
-				    " %s",
-				    SAFETY_NET_MS, at, place(st, at));
+				    "no breakpoint hit after %" PRIu64 " ms of the thread's CPU "
+				    "time%s; stepping resumes at %#" PRIx64 " %s",
+				    s->net_ns / 1000000, asleep ? " (it sleeps in the kernel)" : "",
+				    at, place(st, at));
+			net = true;
 			break;
 		}
 		/* A single-step trap left over, or an interrupt we no longer need. */
@@ -333,13 +475,35 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 		exclusive_steps(st, s, r, bp);
 		return STEP_OK;
 	}
-	if (r != RES_NONE) {
-		st->passages++;
-		st->res[r]++;
-		/* The stepped thread's stops: others held at a breakpoint do not count. */
-		st->stops_in_passages += cur(st)->stops - stops0;
-		print_passage(st, s, r, bp, now_ns() - t0, net, retries);
-		note_result(st, s, r);
-	}
+	if (r != RES_NONE)
+		count_passage(st, s, r, bp, &m, net, retries);
 	return STEP_OK;
+}
+
+/*
+ * Let the thread run through section s between breakpoints at its ways out and at the other
+ * successors of the current instruction, and report the passage. A section that did not
+ * commit last time, or that the safety net found slow, runs with rseqdbg off its CPU.
+ */
+enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
+			   const uint64_t *other, size_t nother)
+{
+	bool aside;
+	enum step_status res;
+	int ret;
+
+	if (!s->net_ns)
+		s->net_ns = SAFETY_NET_MS * 1000000ull;
+	ret = plant_exits(st, s, pc, other, nother, s->retry_loop);
+	if (ret == -ESRCH)
+		return cur_lost(st);
+	if (ret)
+		return STEP_ERR;
+	aside = s->retry_loop || s->failed || s->net_ns > SAFETY_NET_MS * 1000000ull;
+	if (aside)
+		rd_pin_aside(true);
+	res = passage(st, s, other, nother);
+	if (aside)
+		rd_pin_aside(false);
+	return res;
 }

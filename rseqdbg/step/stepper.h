@@ -28,7 +28,10 @@
 #include "proc/rseqarea.h"
 #include "step/planner.h"
 
-/* A passage that hits none of its breakpoints within this bound is interrupted. */
+/* A passage whose thread has run this much CPU time without hitting one of its breakpoints,
+ * or sleeps in the kernel, is interrupted to see where it is; a section whose passage was
+ * found still going gets twice the time from then on. Counted in the thread's own CPU time,
+ * a bound no load on the machine uses up; doubled, one no slow CPU decides twice. */
 #define SAFETY_NET_MS 200
 #define MAX_EXITS 32
 #define MAX_EXCLUSIVE 72 /* bytes of an exclusive sequence: a load, 16 more, the end */
@@ -55,6 +58,7 @@ struct section {
 	bool exits_known;
 	unsigned int failed; /* passages in a row that did not commit */
 	bool retry_loop;     /* our stops undo what it checks: run its retries to the commit */
+	uint64_t net_ns;     /* CPU time a passage may take before the safety net looks */
 	int fold;	     /* runs inside a tree (section_ways): 1 yes, -1 no, 0 not known */
 	uint32_t wregs;	     /* with fold 1: the registers its code writes (wregs bits) */
 };
@@ -183,6 +187,8 @@ void handle_exec(struct stepper *st, const struct rd_event *ev);
 uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever);
 bool any_held(const struct stepper *st);
 void release_held(struct stepper *st);
+/* Held threads taken past their breakpoints, which stay planted, and let go. */
+void pass_held(struct stepper *st);
 int resume_cur(struct stepper *st, enum how how, int sig);
 int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
 	     bool want_stop);
