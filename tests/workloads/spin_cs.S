@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* spin_cs's critical section, x86_64: spin_op(t, n) arms it and, inside it, counts n down to
- * zero before it adds 1 to the counter of the CPU it runs on: a section long enough that a
- * signal sent meanwhile lands in it. Its code has no way out but the commit and the abort
- * handler, which counts the abort and retries. Counters: WL_SECT_COUNTER's block of t. */
+/* spin_cs's critical section, x86_64: spin_op(t, n, m) arms it and, inside it, counts n
+ * down to zero (m in an odd attempt) before it adds 1 to the counter of the CPU it runs on: a
+ * section long enough that a signal sent meanwhile lands in it. Its code has no way out but
+ * the commit and the abort handler, which counts the abort and retries. Counters:
+ * WL_SECT_COUNTER's block of t. */
 #include "rseq_workload.h"
 
 	.text
@@ -13,14 +14,17 @@ spin_op:
 	.cfi_startproc
 	movq	WL_T_RSEQ(%rdi), %r9
 	movq	WL_T_PCPU(%rdi), %r8
+	movq	%rdx, %r10
 .Lspin_retry:
 	incq	WL_CNT(WL_SECT_COUNTER, WL_CNT_ITER)(%rdi)
+	movq	%rsi, %rcx
+	testb	$1, WL_CNT(WL_SECT_COUNTER, WL_CNT_ITER)(%rdi)
+	cmovnz	%r10, %rcx
 	leaq	spin_cs_desc(%rip), %rax
 	movq	%rax, WL_RSEQ_CS(%r9)
 	.globl	spin_start
 spin_start:
 	movl	WL_RSEQ_CPU_ID(%r9), %edx
-	movq	%rsi, %rcx
 1:	decq	%rcx
 	jnz	1b
 	shlq	$WL_PCPU_SHIFT, %rdx

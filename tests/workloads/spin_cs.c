@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * spin_cs: N operations of spin_op (spin_cs.S), whose critical section spins --spin times
- * before it commits, while a second thread signals the first every --signal-us microseconds
- * (SIGUSR1, a handler that counts it). Under a debugger most signals stop the thread inside
- * the section: the kernel aborts it before the handler runs, and the handler returns to the
- * abort handler, which retries. Every attempt ends in a commit or an abort, each counted:
- * iterations = commits + aborts, and the per-CPU counters add up to N.
+ * before it commits. With --signal-us U, a second thread looks at the first every U
+ * microseconds and signals it (SIGUSR1, a handler that counts it) once in each odd attempt
+ * it sees in two looks in a row; an odd attempt spins 64 times longer, so that the signal
+ * lands inside its section. Under a debugger the kernel aborts the section before the
+ * handler runs, and the handler returns to the abort handler, which retries. Even attempts
+ * are never signalled, so every operation commits by its second attempt unless the kernel
+ * preempts it: the run ends however slow the machine. Every attempt ends in a commit or an
+ * abort, each counted: iterations = commits + aborts, and the per-CPU counters add up to N.
  *
  * Usage: spin_cs [--iters N] [--spin S] [--signal-us U] [--out FILE]
  *   (defaults 100, 100000, 0: no signals, stdout)
@@ -33,7 +36,7 @@ _Static_assert(offsetof(struct rseq, rseq_cs) == WL_RSEQ_CS, "struct rseq rseq_c
 _Static_assert(offsetof(struct wl_thread, cnt) == WL_T_CNT, "wl_thread cnt");
 _Static_assert(sizeof(struct wl_pcpu) == 1 << WL_PCPU_SHIFT, "wl_pcpu size");
 
-void spin_op(struct wl_thread *t, uint64_t spin);
+void spin_op(struct wl_thread *t, uint64_t spin, uint64_t odd_spin);
 
 static struct wl_pcpu pcpu[MAX_CPUS] __attribute__((aligned(64)));
 static struct wl_thread thread;
@@ -49,10 +52,19 @@ static void on_usr1(int sig)
 
 static void *signaller(void *arg)
 {
+	const uint64_t *attempts = &thread.cnt[WL_SECT_COUNTER].iterations;
+	uint64_t seen = 0, signalled = 0;
+
 	(void)arg;
 	while (!done) {
+		uint64_t n = __atomic_load_n(attempts, __ATOMIC_RELAXED);
+
+		if (n % 2 && n == seen && n != signalled) {
+			syscall(SYS_tgkill, getpid(), main_tid, SIGUSR1);
+			signalled = n;
+		}
+		seen = n;
 		usleep((useconds_t)signal_us);
-		syscall(SYS_tgkill, getpid(), main_tid, SIGUSR1);
 	}
 	return NULL;
 }
@@ -124,7 +136,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (uint64_t i = 0; i < iters; i++)
-		spin_op(&thread, spin);
+		spin_op(&thread, spin, signal_us ? spin * 64 : spin);
 	done = 1;
 	if (signal_us)
 		pthread_join(tid, NULL);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* spin_cs's critical section for aarch64, as ../spin_cs.S: spin_op(t, n) arms it with a str
- * of the descriptor's address and, inside it, counts n down to zero before it adds 1 to the
- * counter of the CPU it runs on. Its code has no way out but the commit and the abort
- * handler (behind the signature glibc registers, a brk that never runs), which counts the
- * abort and retries. Counters: WL_SECT_COUNTER's block of t (x0); x1 is n. */
+/* spin_cs's critical section for aarch64, as ../spin_cs.S: spin_op(t, n, m) arms it with a
+ * str of the descriptor's address and, inside it, counts n down to zero (m in an odd attempt)
+ * before it adds 1 to the counter of the CPU it runs on. Its code has no way out but the
+ * commit and the abort handler (behind the signature glibc registers, a brk that never runs),
+ * which counts the abort and retries. Counters: WL_SECT_COUNTER's block of t (x0); x1 is n,
+ * x2 is m. */
 #include "rseq_workload.h"
 
 /* t->field += 1 */
@@ -23,13 +24,14 @@ spin_op:
 	ldr	x10, [x0, #WL_T_PCPU]
 .Lspin_retry:
 	count	WL_CNT(WL_SECT_COUNTER, WL_CNT_ITER)
+	tst	x15, #1
+	csel	x11, x2, x1, ne
 	adrp	x13, spin_cs_desc
 	add	x13, x13, :lo12:spin_cs_desc
 	str	x13, [x9, #WL_RSEQ_CS]
 	.globl	spin_start
 spin_start:
 	ldr	w12, [x9, #WL_RSEQ_CPU_ID]
-	mov	x11, x1
 1:	subs	x11, x11, #1
 	b.ne	1b
 	add	x14, x10, x12, lsl #WL_PCPU_SHIFT
