@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # A process whose main thread has exited (pthread_exit in main) while a worker runs rseq
 # critical sections: /proc/PID/maps and /proc/PID/mem no longer show its memory, yet scan,
-# audit and step --pid read it through the live thread, list that thread and step it; once
-# no thread is left, each calls the process gone in one line (a zombie while its parent has
-# not reaped it, then no such process), with exit status 2.
+# audit and step --pid read it through the live thread, list that thread and step it, and
+# trace -p probes its abort handler; once no thread is left, scan, audit and step call the
+# process gone in one line (a zombie while its parent has not reaped it, then no such
+# process), with exit status 2.
 source "$(dirname "$0")/../lib.sh"
 
 WL="$BUILD/tests/workloads/main_exit"
@@ -187,6 +188,43 @@ if ! quick; then
 		[ $rc -eq 0 ] && grep -q '^summary: count; 200 instructions stepped, [1-9][0-9]* passages' \
 		'$TMP/step.txt' && grep -q '^$tid passage ' '$TMP/step.txt' &&
 		! grep -vE '^($tid |summary: )' '$TMP/step.txt' | grep -q ."
+fi
+
+# --- trace -p ------------------------------------------------------------------------------------
+# Before it says it is tracing, the tracer reads the modules of -p's process to put a uprobe on
+# each abort handler (a section may only ever branch to its own): through the live thread, one
+# for the workload's section. A section it reports is named, not a bare address.
+if have_bpf; then
+	"$RSEQDBG" trace --json -p "$wl" >"$TMP/trace.json" 2>"$TMP/trace.err" &
+	tpid=$!
+	wait_grep 'tracing rseq events' "$TMP/trace.err"
+	kill -INT "$tpid"
+	wait "$tpid"
+	rc=$?
+	if python3 - "$TMP/trace.json" "$TMP/file.json" "$wl" "$rc" >"$TMP/trace.why" 2>&1 <<'EOF'; then
+import json, sys
+rc, pid = int(sys.argv[4]), int(sys.argv[3])
+handlers = {s['abort_ip'] for s in json.load(open(sys.argv[2]))['files'][0]['sections']}
+if rc:
+    sys.exit('exit %d' % rc)
+summ = [json.loads(l)['summary'] for l in open(sys.argv[1]) if l.startswith('{"summary"')]
+if not summ:
+    sys.exit('no summary')
+u = summ[-1]['uprobes']
+if u['attached'] != len(handlers) or u['failed']:
+    sys.exit('uprobes %s, the workload has %d abort handlers' % (u, len(handlers)))
+secs = [s for s in summ[-1]['sections'] if s['pid'] == pid]
+if any(s['function'] != 'worker' for s in secs):
+    sys.exit('sections %s' % secs)
+print('%d uprobe, %d aborts' % (u['attached'], summ[-1]['aborts']))
+EOF
+		pass "trace -p: the workload's abort handler probed, its sections named ($(cat "$TMP/trace.why"))"
+	else
+		fail "trace -p: the workload's abort handler probed" \
+			"$(head -c 300 "$TMP/trace.why") $(head -c 200 "$TMP/trace.err")"
+	fi
+else
+	skip "trace -p: the workload's abort handler probed" "needs root and the kernel's BTF"
 fi
 
 # --- every thread gone -----------------------------------------------------------------------------
