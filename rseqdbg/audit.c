@@ -438,7 +438,7 @@ static int read_threads(pid_t pid, struct thread **res, size_t *n)
 		struct rd_rseq_config cfg;
 
 		err = thread_config(tids[i], &cfg);
-		if (err == -ESRCH) { /* the thread exited meanwhile */
+		if (err == -ESRCH) { /* exited: meanwhile, or a main thread before the rest */
 			err = 0;
 			continue;
 		}
@@ -660,7 +660,7 @@ static int audit_pid(const struct audit_opts *o)
 
 	err = read_threads(o->pid, &th, &nth);
 	if (err == -ENOENT || err == -ESRCH)
-		return rd_error("pid %d: no such process", (int)o->pid);
+		return rd_pid_error(o->pid, err);
 	if (err == -EIO)
 		rd_warn("pid %d: PTRACE_GET_RSEQ_CONFIGURATION unsupported (Linux 5.13+): "
 			"registered signatures not compared",
@@ -679,6 +679,11 @@ static int audit_pid(const struct audit_opts *o)
 		if (th[i].registered)
 			sigs[nsigs++] = th[i].sig;
 	err = rd_modules_load(o->pid, &eo, &mods);
+	if (err == -ENOENT || err == -ESRCH) {
+		/* Its last thread exited meanwhile. */
+		ret = rd_pid_error(o->pid, err);
+		goto out;
+	}
 	if (err) {
 		ret = rd_error("pid %d: cannot read its mapped modules: %s", (int)o->pid,
 			       strerror(-err));

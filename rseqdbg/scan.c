@@ -564,7 +564,7 @@ static void thread_where(struct thread *t, const struct rd_modules *mods)
 	}
 }
 
-static int thread_inspect(struct thread *t, pid_t pid, const struct rd_modules *mods)
+static int thread_inspect(struct thread *t, const struct rd_modules *mods)
 {
 	int sig, err;
 
@@ -573,7 +573,7 @@ static int thread_inspect(struct thread *t, pid_t pid, const struct rd_modules *
 		return err;
 	t->cfg_err = rd_rseq_config(t->tid, &t->cfg);
 	if (!t->cfg_err)
-		t->area_err = rd_rseq_read_area(pid, &t->cfg, &t->area);
+		t->area_err = rd_rseq_read_area(t->tid, &t->cfg, &t->area);
 	else
 		t->area_err = t->cfg_err;
 	t->ip_err = rd_pt_getpc(t->tid, &t->ip);
@@ -782,8 +782,9 @@ static void print_thread_json(struct jw *w, const struct thread *t, const struct
 	(void)mods;
 }
 
-/* Stop each thread briefly to read its rseq state; a thread that exited meanwhile is dropped
- * (tid 0). With a debugger of ours holding them, none is inspected. */
+/* Stop each thread briefly to read its rseq state; a thread that exited meanwhile, or a main
+ * thread that exited before the others, is dropped (tid 0). With a debugger of ours holding
+ * them, none is inspected. */
 static int inspect_threads(pid_t pid, struct thread *threads, size_t n,
 			   const struct rd_modules *mods)
 {
@@ -800,7 +801,7 @@ static int inspect_threads(pid_t pid, struct thread *threads, size_t n,
 			threads[i].cfg_err = threads[i].area_err = threads[i].ip_err = -EBUSY;
 			continue;
 		}
-		err = thread_inspect(&threads[i], pid, mods);
+		err = thread_inspect(&threads[i], mods);
 		if (err == -ESRCH)
 			threads[i].tid = 0;
 		else if (err)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc/maps.h"
+#include "proc/tasks.h"
 
 /* One line of /proc/PID/maps that names a file. */
 struct mapping {
@@ -44,7 +45,8 @@ static bool parse_line(char *line, struct mapping *m)
 }
 
 /* Open the file behind a mapping: map_files works for deleted files but needs privilege;
- * /proc/PID/root resolves the path in the process's own mount namespace. */
+ * /proc/PID/root resolves the path in the process's own mount namespace. pid is a live thread
+ * of the process (rd_proc_live_thread). */
 static int open_mapped(pid_t pid, const struct mapping *m, char *path, size_t len)
 {
 	static const char deleted[] = " (deleted)";
@@ -188,12 +190,16 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 	size_t cap = 0, fcap = 0, len = 0, kept = 0;
 	char path[64], *line = NULL;
 	ssize_t n;
+	pid_t via;
 	FILE *f;
 	int err = 0;
 
 	memset(mods, 0, sizeof(*mods));
 	mods->pid = pid;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = rd_proc_live_thread(pid, &via);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)via);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -254,7 +260,7 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 	for (size_t i = 0; i < mods->n; i++) {
 		struct rd_module *mod = &mods->v[i];
 
-		if (module_scan(pid, opts, mod, &firsts[i]))
+		if (module_scan(via, opts, mod, &firsts[i]))
 			mods->v[kept++] = *mod;
 		else
 			free(mod->path);
@@ -277,6 +283,7 @@ int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 	struct mapping m = {0};
 	char path[64];
 	ssize_t got;
+	pid_t via;
 	int fd, err;
 
 	m.start = mods->vdso_start;
@@ -294,7 +301,10 @@ int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 		err = -ENOMEM;
 		goto fail;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	err = rd_proc_live_thread(pid, &via);
+	if (err)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)via);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;

@@ -27,8 +27,10 @@ struct rd_modules {
 };
 
 /* Read /proc/PID/maps and scan every file-backed ELF mapping (opened through
- * /proc/PID/map_files or /proc/PID/root so deleted or namespaced files work).
- * Returns 0 or -errno (mods is then empty); a module that fails alone only sets its err. */
+ * /proc/PID/map_files or /proc/PID/root so deleted or namespaced files work), all through a
+ * live thread when the main thread has exited (rd_proc_live_thread). Returns 0 or -errno
+ * (mods is then empty; -ESRCH: no thread is left); a module that fails alone only sets its
+ * err. */
 int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods);
 /* Add the vDSO, the ELF image the kernel maps into each process with no file behind it, read
  * from the process's memory as module "[vdso]", where rd_modules_load saw it mapped. 0, or

@@ -73,13 +73,21 @@ struct rd_thread *rd_pt_add_thread(struct rd_tracee *tr, pid_t tid, enum rd_tsta
 	return t;
 }
 
+/* The process's memory, through a live thread when the main thread has exited. The file
+ * holds on to the memory, not to the thread: it reads on after that thread exits too. */
 static int open_mem(struct rd_tracee *tr)
 {
 	char path[64];
+	pid_t via;
+	int ret;
 
 	if (tr->memfd >= 0)
 		close(tr->memfd);
-	snprintf(path, sizeof(path), "/proc/%d/mem", tr->pid);
+	tr->memfd = -1;
+	ret = rd_proc_live_thread(tr->pid, &via);
+	if (ret < 0)
+		return ret;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)via);
 	tr->memfd = open(path, O_RDWR | O_CLOEXEC);
 	return tr->memfd < 0 ? -errno : 0;
 }
@@ -647,20 +655,27 @@ void rd_pt_child_detach(pid_t child)
 int rd_pid_error(pid_t pid, int err)
 {
 	struct rd_proc_status ps = {.user_mm = true};
+	bool have = rd_proc_status(pid, 0, &ps) == 0;
+	pid_t via;
 	char who[96];
 
+	if (have && ps.state == 'Z') {
+		/* A zombie main thread: the process is one only when no other thread lives. */
+		if (rd_proc_live_thread(pid, &via) < 0) {
+			rd_proc_name(ps.ppid, who, sizeof(who));
+			return rd_error(
+			    "cannot trace pid %d: it is a zombie (it exited; its parent "
+			    "%s has not reaped it)",
+			    (int)pid, who);
+		}
+		have = rd_proc_status(pid, via, &ps) == 0;
+	}
 	if (err == -ENOENT || err == -ESRCH)
 		return rd_error("pid %d: no such process", (int)pid);
 	if (pid == getpid())
 		return rd_error("cannot trace pid %d: it is this rseqdbg process", (int)pid);
-	if (err == -EPERM && rd_proc_status(pid, 0, &ps) < 0)
+	if (err != -EPERM || !have)
 		ps = (struct rd_proc_status){.user_mm = true};
-	if (ps.state == 'Z') {
-		rd_proc_name(ps.ppid, who, sizeof(who));
-		return rd_error("cannot trace pid %d: it is a zombie (it exited; its parent %s has "
-				"not reaped it)",
-				(int)pid, who);
-	}
 	if (!ps.user_mm)
 		return rd_error("cannot trace pid %d: a kernel thread, it has no user code",
 				(int)pid);
@@ -678,8 +693,10 @@ int rd_pid_error(pid_t pid, int err)
 int rd_debugger_ancestor(pid_t pid)
 {
 	struct rd_proc_status ps, up;
+	pid_t via;
 
-	if (rd_proc_status(pid, 0, &ps) < 0)
+	/* Ask a live thread: the main thread may have exited. */
+	if (rd_proc_live_thread(pid, &via) < 0 || rd_proc_status(pid, via, &ps) < 0)
 		return 0;
 	for (pid_t a = getppid(); ps.tracer && a > 1;
 	     a = rd_proc_status(a, 0, &up) == 0 ? up.ppid : 0) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc/rseqarea.h"
+#include "proc/status.h"
 
 int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg)
 {
@@ -28,13 +29,13 @@ int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg)
 	return 0;
 }
 
-static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+static int read_proc_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	char path[64];
 	size_t done = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -53,7 +54,7 @@ static int read_proc_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return err;
 }
 
-int rd_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+int rd_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {.iov_base = buf, .iov_len = len};
 	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
@@ -61,13 +62,13 @@ int rd_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 	if (!len)
 		return 0;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n < 0 && errno == ESRCH)
 		return -ESRCH;
 	/* Partial, or refused (ENOSYS, EPERM under some LSMs): /proc/PID/mem may still work. */
-	return read_proc_mem(pid, addr, buf, len);
+	return read_proc_mem(tid, addr, buf, len);
 }
 
 /* Layout of the kernel's struct rseq (include/uapi/linux/rseq.h). */
@@ -81,7 +82,7 @@ enum {
 	RSEQ_KNOWN_SIZE = 28,
 };
 
-int rd_rseq_read_area(pid_t pid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area)
+int rd_rseq_read_area(pid_t tid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area)
 {
 	unsigned char raw[RSEQ_KNOWN_SIZE] = {0};
 	size_t len = cfg->abi_size < sizeof(raw) ? cfg->abi_size : sizeof(raw);
@@ -92,7 +93,7 @@ int rd_rseq_read_area(pid_t pid, const struct rd_rseq_config *cfg, struct rd_rse
 		return -ENOENT;
 	if (len < RSEQ_OFF_FLAGS)
 		return -EINVAL;
-	err = rd_read_mem(pid, cfg->abi_ptr, raw, len);
+	err = rd_read_mem(tid, cfg->abi_ptr, raw, len);
 	if (err)
 		return err;
 	/* The tracee runs on this machine: its byte order is ours. */
@@ -110,8 +111,17 @@ int rd_thread_hold(pid_t tid, int *sig)
 	int status, err;
 
 	*sig = 0;
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
-		return -errno;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+		struct rd_proc_status ps;
+
+		err = -errno;
+		/* A thread that has exited (the main thread after pthread_exit, waiting as a
+		 * zombie for the others) is refused with EPERM: it is gone. */
+		if (err == -EPERM && rd_proc_status(tid, 0, &ps) == 0 &&
+		    (ps.state == 'Z' || ps.state == 'X'))
+			return -ESRCH;
+		return err;
+	}
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
 		err = -errno;
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);

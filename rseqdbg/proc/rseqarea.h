@@ -30,16 +30,19 @@ struct rd_rseq_area {
 };
 
 /* Seize and stop one thread of a process we do not trace yet; *sig is a signal that arrived
- * meanwhile, for rd_thread_release() to hand back. 0 or -errno (-ESRCH: it exited). */
+ * meanwhile, for rd_thread_release() to hand back. 0 or -errno (-ESRCH: it exited, or is a
+ * main thread that exited before the others). */
 int rd_thread_hold(pid_t tid, int *sig);
 /* Detach from a thread held by rd_thread_hold(), leaving it running as before. */
 void rd_thread_release(pid_t tid, int sig);
 
 /* tid must be ptrace-stopped by us. Returns 0 or -errno (-EIO: kernel too old). */
 int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg);
-/* Read len bytes of pid's memory at addr (process_vm_readv, then /proc/PID/mem). 0 or -errno. */
-int rd_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
-/* Read the rseq area that cfg describes. 0 or -errno. */
-int rd_rseq_read_area(pid_t pid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area);
+/* Read len bytes of the memory of the process of thread tid at addr (process_vm_readv, then
+ * /proc/TID/mem); tid must not have exited: a main thread that exited before the others has
+ * no memory left to read through (-ESRCH). 0 or -errno. */
+int rd_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* Read the rseq area that cfg describes, through thread tid. 0 or -errno. */
+int rd_rseq_read_area(pid_t tid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area);
 
 #endif

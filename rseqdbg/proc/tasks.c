@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "proc/status.h"
 #include "proc/tasks.h"
 
 int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n)
@@ -50,4 +51,37 @@ int rd_proc_threads(pid_t pid, pid_t **tids, size_t *n)
 	}
 	*tids = v;
 	return 0;
+}
+
+static bool exited(pid_t pid, pid_t tid)
+{
+	struct rd_proc_status ps;
+
+	return rd_proc_status(pid, tid, &ps) < 0 || ps.state == 'Z' || ps.state == 'X';
+}
+
+int rd_proc_live_thread(pid_t pid, pid_t *tid)
+{
+	pid_t *tids;
+	size_t n;
+	int ret;
+
+	*tid = 0;
+	if (!exited(pid, 0)) {
+		*tid = pid;
+		return 0;
+	}
+	ret = rd_proc_threads(pid, &tids, &n);
+	if (ret < 0)
+		return ret;
+	ret = -ESRCH;
+	for (size_t i = 0; i < n; i++) {
+		if (tids[i] != pid && !exited(pid, tids[i])) {
+			*tid = tids[i];
+			ret = 0;
+			break;
+		}
+	}
+	free(tids);
+	return ret;
 }
