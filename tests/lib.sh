@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 # Shared helpers for integration tests: source it, then call pass/fail/skip per case.
 # Each case prints one line the runner counts: "PASS: name", "FAIL: name: why", "SKIP: name: why".
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+# shellcheck disable=SC2034 # for the scripts that source this file
 RSEQDBG="$BUILD/rseqdbg"
 # The signature glibc registers rseq with on this machine's architecture
+# shellcheck disable=SC2034 # for the scripts that source this file
 case $(uname -m) in
 aarch64) RSEQ_SIG_HEX=0xd428bc00 ;;
 *) RSEQ_SIG_HEX=0x53053053 ;;
 esac
+# shellcheck disable=SC2034 # for the scripts that source this file
 FIX="$TOP/tests/fixtures"
 TMP=$(mktemp -d /tmp/rseqdbg-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -39,8 +43,7 @@ quick() { [ "${RSEQDBG_TEST_QUICK:-0}" = 1 ]; }
 # wait_tasks PID N: wait (up to 60 s: an emulated guest is slow to start threads) until
 # process PID has N threads; fails when it does not
 wait_tasks() {
-	local i
-	for i in $(seq 1200); do
+	for _ in $(seq 1200); do
 		[ "$(ls /proc/$1/task 2>/dev/null | wc -l)" -ge "$2" ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.05
@@ -50,8 +53,7 @@ wait_tasks() {
 
 # wait_grep PATTERN FILE: wait (up to 60 s) until FILE holds a line matching PATTERN
 wait_grep() {
-	local i
-	for i in $(seq 1200); do
+	for _ in $(seq 1200); do
 		grep -q "$1" "$2" 2>/dev/null && return 0
 		sleep 0.05
 	done

@@ -10,7 +10,6 @@ source "$(dirname "$0")/../lib.sh"
 [ -x /usr/bin/python3 ] && python3() { /usr/bin/python3 "$@"; }
 
 cd "$TOP" || exit 2
-SRC=tests/fixtures/audit
 B=$TMP/fix
 EX=$BUILD/examples/percpu_counter
 
@@ -37,13 +36,13 @@ if ! have_ptrace; then
 fi
 # start_wait NAME CMD...: run CMD with a held stdin; $pid set once it said "ready"
 start_wait() {
-	local n=$1 i
+	local n=$1
 	shift
 	mkfifo "$TMP/$n.in"
 	"$@" <"$TMP/$n.in" >"$TMP/$n.prog" 2>&1 &
 	pid=$!
 	exec {holder}>"$TMP/$n.in"
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q ready "$TMP/$n.prog" && return 0
 		sleep 0.05
 	done
@@ -94,7 +93,7 @@ for v in bad clean; do
 	"$p" &
 	pid=$!
 	# wait until it sits in pause(2) (registered), or died because rseq was refused
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -qE '^State:\s+S' /proc/$pid/status 2>/dev/null && break
 		sleep 0.02
 	done

@@ -342,7 +342,6 @@ fi
 # --- Debian's Prometheus scraping every second ---------------------------------------------
 # start_prometheus TARGET_PORT: on a free port of 127.0.0.1 with its own storage; sets PPORT.
 start_prometheus() {
-	local try
 	cat >"$TMP/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -352,7 +351,7 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$1']
 EOF
-	for try in 1 2 3; do
+	for _ in 1 2 3; do
 		PPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		rm -rf "$TMP/tsdb"
 		prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
@@ -388,8 +387,8 @@ print(json.dumps([(l, v) for n, l, v in parse(scrape(sys.argv[2])[1]) if n == "r
 # wait_scraped AFTER: until Prometheus holds a sample of our series scraped after AFTER
 # (seconds since the epoch), so it was read once the workload had ended.
 wait_scraped() {
-	local i t
-	for i in $(seq 600); do
+	local t
+	for _ in $(seq 600); do
 		t=$(promq "max(timestamp(rseq_aborts_total{comm=\"$COMM\"}))" 2>/dev/null | awk '{print $NF}')
 		[ -n "$t" ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$t" "$1" && return 0
 		sleep 0.1

@@ -196,8 +196,7 @@ fi
 # abort_handler, or abort_handler_nopreempt (its name cut to 15 characters) where it loads
 probes() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*: kprobe  name abort_handler'; }
 gone() { # no handler program left (its uprobes hold it) within 10 s
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ "$(probes)" -eq 0 ] && return 0
 		sleep 0.1
 	done

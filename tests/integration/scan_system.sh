@@ -33,7 +33,7 @@ start=$SECONDS
 # Regular ELF files (no symlinks, each inode once), shuffled by SEED, NUL-separated; first
 # SYSSCAN_STATIC (default 5) statically linked executables from anywhere under /usr, those
 # with rseq tables (tcmalloc's) first, then the largest: they carry what the others do not.
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # DIRS is a list of directories
 python3 - "$SEED" "${SYSSCAN_STATIC:-5}" $DIRS >"$TMP/files" <<'EOF'
 import os, random, stat, struct, sys
 

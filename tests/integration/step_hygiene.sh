@@ -18,9 +18,9 @@ fi
 
 # snapshot PID FILE: checksum of each r-x mapping's bytes read from /proc/PID/mem
 snapshot() {
-	local range perms off dev ino path lo hi
+	local range perms path lo hi
 	: >"$2"
-	while read -r range perms off dev ino path; do
+	while read -r range perms _ _ _ path; do
 		[ "$perms" = r-xp ] || continue
 		case "$path" in "[vsyscall]" | "[vdso]") continue ;; esac
 		lo=$((16#${range%-*}))
@@ -185,7 +185,7 @@ if have_bpf; then
 	wait_grep 'tracing rseq events' "$TMP/t6.err"
 	"$RSEQDBG" step --pid $p --from rseq_abort_condexit --quiet --json >"$TMP/s6.json" 2>&1 &
 	d=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ "$(awk '/TracerPid/ {print $2}' /proc/$p/status)" != 0 ] && break
 		sleep 0.05
 	done

@@ -23,9 +23,9 @@ fi
 
 # snapshot PID FILE: checksum of each r-x mapping's bytes read from /proc/PID/mem
 snapshot() {
-	local range perms off dev ino path lo hi
+	local range perms path lo hi
 	: >"$2"
-	while read -r range perms off dev ino path; do
+	while read -r range perms _ _ _ path; do
 		[ "$perms" = r-xp ] || continue
 		case "$path" in "[vsyscall]" | "[vdso]") continue ;; esac
 		lo=$((16#${range%-*}))

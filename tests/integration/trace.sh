@@ -319,11 +319,11 @@ elif [ -n "$CG2" ]; then
 	OWN="$CG2$(sed -n 's/^0:://p' /proc/self/cgroup)"
 	OWN=${OWN%/}
 	OTHER=
-	for d in $(find "$CG2" -mindepth 1 -maxdepth 2 -type d 2>/dev/null); do
+	while IFS= read -r d; do
 		case "$OWN/" in "$d/"*) continue ;; esac # our cgroup or one above it
 		OTHER=$d
 		break
-	done
+	done < <(find "$CG2" -mindepth 1 -maxdepth 2 -type d 2>/dev/null)
 	"$RSEQDBG" trace --json --cgroup "$OWN" -- "$W" --signal-us 200 --seconds 1 \
 		--out "$TMP/C.txt" >"$TMP/cg.json"
 	if why=$(python3 "$TMP/check.py" "$TMP/cg.json" "$TMP/C.txt" signal "$TMP/lines" exact); then
