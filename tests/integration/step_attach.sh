@@ -15,6 +15,7 @@ fi
 for f in "$MC" "$TC"; do
 	[ -x "$f" ] || { fail "step attach: workload" "$f not built"; finish; exit; }
 done
+seed_random
 
 # start_churn NAME ARGS...: malloc_churn in the background, once its threads run; pid in $pid
 start_churn() {
@@ -23,11 +24,17 @@ start_churn() {
 	rm -f "$TMP/$n.ready"
 	"$MC" "$@" --ready "$TMP/$n.ready" >"$TMP/$n.out" 2>&1 &
 	pid=$!
-	for _ in $(seq 400); do [ -s "$TMP/$n.ready" ] && break; sleep 0.05; done
+	wait_for -p $pid 20 "malloc_churn $n to be ready" test -s "$TMP/$n.ready"
 }
 
 # status_of PID KEY: a field of /proc/PID/status
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# traced_now PID: a tracer is attached to PID
+traced_now() {
+	local t
+	t=$(status_of "$1" TracerPid)
+	[ -n "$t" ] && [ "$t" != 0 ]
+}
 
 # --- a closed pipe -----------------------------------------------------------------------------
 # "step --pid P | head -3": once head is gone, writing fails (SIGPIPE is ignored). Stepping
@@ -71,7 +78,8 @@ for life in 0 1000 50 1000 0; do
 		rm -f "$TMP/tc.ready"
 		"$TC" --batch $batch --life-us $life --seconds 2 --ready "$TMP/tc.ready" >"$TMP/tc.out" 2>&1 &
 		pid=$!
-		for _ in $(seq 400); do [ -s "$TMP/tc.ready" ] && break; sleep 0.05; done
+		wait_for -p $pid 20 "thread_churn (batch $batch, life $life) to be ready" \
+			test -s "$TMP/tc.ready"
 		sleep "0.$((RANDOM % 10))"
 		timeout 60 "$RSEQDBG" step -q --pid $pid --count 500 >"$TMP/tc.step" 2>"$TMP/tc.err"
 		rc=$?
@@ -95,10 +103,10 @@ fi
 # The child of a shell that execs a program which never waits: a zombie until that one ends.
 bash -c 'sleep 0.1 & echo $! >"$1"; exec sleep 30' sh "$TMP/zpid" &
 holder=$!
-for _ in $(seq 100); do
-	[ -s "$TMP/zpid" ] && [ "$(status_of "$(cat "$TMP/zpid")" State)" = Z ] && break
-	sleep 0.05
-done
+# a_zombie: the pid in zpid is a zombie
+a_zombie() { [ -s "$TMP/zpid" ] && [ "$(status_of "$(cat "$TMP/zpid")" State)" = Z ]; }
+# the case below says why when there is none
+wait_for -q 5 "a zombie" a_zombie
 z=$(cat "$TMP/zpid")
 if [ "$(status_of "$z" State)" != Z ]; then
 	fail "step attach: a zombie" "could not make one (pid $z: $(status_of "$z" State))"
@@ -124,11 +132,9 @@ traced_by() {
 	local victim=$!
 	"$@" $victim >/dev/null 2>&1 &
 	tpid=$!
-	for _ in $(seq 200); do
-		tracer=$(status_of $victim TracerPid)
-		[ -n "$tracer" ] && [ "$tracer" != 0 ] && break
-		sleep 0.05
-	done
+	# the case below says why when it does not attach
+	wait_for -q -p $tpid 10 "$name to attach" traced_now $victim
+	tracer=$(status_of $victim TracerPid)
 	if [ "${tracer:-0}" = 0 ]; then
 		fail "step attach: already traced by $name" "$name did not attach to $victim"
 	else
