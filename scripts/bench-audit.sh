@@ -9,7 +9,7 @@
 #     batches of 100 files per process, in files per second (median of 3 runs).
 # BUILD names the build directory.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"

@@ -13,7 +13,7 @@
 #     measure the writer alone; this measures what a fleet machine with that much churn runs.
 # Needs root (BPF).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"

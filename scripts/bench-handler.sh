@@ -7,7 +7,7 @@
 # minimum of BENCH_ROUNDS (default 3) rounds, in ns per handler entry. (bpftrace cannot stand
 # beside it: its uprobes need a symbol, and these handlers have none.) Needs root.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"

@@ -8,7 +8,7 @@
 #     vs `readelf -S`, both given the same batches of files, median of 3 runs each.
 # Prints tool, runs, median seconds and the ratio readelf / rseqdbg (> 1: rseqdbg faster).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"

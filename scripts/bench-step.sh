@@ -20,7 +20,7 @@
 # its scan of the environment for tunables: short loops, one stop per turn (about 1 stop per 5
 # instructions with 37 variables); the loader as a whole is measured in b.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"

@@ -9,7 +9,7 @@
 # Then start-up (tracing `true`: attach, run, detach) and peak RSS of rseqdbg vs bpftrace.
 # Needs root (both tools load BPF programs).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"

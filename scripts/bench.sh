@@ -3,7 +3,7 @@
 # Run every capability's benchmark (scripts/bench-*.sh) against the tool a user would
 # otherwise pick, side by side in one run. BUILD names the build directory.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 export BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 status=0

@@ -3,7 +3,7 @@
 # The main job on the bundled example: scan and audit its rseq tables, step over one of its
 # critical sections, and (as root) summarize its aborts live with eBPF.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 R="$BUILD/rseqdbg"
 EX="$BUILD/examples/percpu_counter"

@@ -8,6 +8,7 @@
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
+#   scripts/deps.sh lint      also the shell scripts' check (`make lint`): shellcheck
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
 #   scripts/deps.sh fixtures  also regenerating the committed fixtures (scripts/gen-*.sh):
 #                             lld and the cross binutils
@@ -26,6 +27,7 @@ case "${1:-}" in
 bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;
 fuzz) PKGS="$PKGS libclang-rt-14-dev" ;;
 format) PKGS="$PKGS clang-format" ;;
+lint) PKGS="$PKGS shellcheck" ;;
 kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;
 fixtures)
 	PKGS="$PKGS lld binutils-i686-linux-gnu binutils-aarch64-linux-gnu
@@ -40,7 +42,7 @@ arm64 | kernels-arm64)
 	libcmocka-dev:arm64 qemu-user-static"
 	[ "$1" = arm64 ] || PKGS="$PKGS qemu-system-arm busybox-static xz-utils zstd"
 	;;
-*) echo "deps.sh: unknown group $1 (bench, fuzz, format, kernels, fixtures, arm64, kernels-arm64)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown group $1 (bench, fuzz, format, lint, kernels, fixtures, arm64, kernels-arm64)" >&2; exit 2 ;;
 esac
 
 # The arm64 packages install beside the host's only once dpkg knows the architecture.

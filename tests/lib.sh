@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 # Shared helpers for integration tests: source it, then call pass/fail/skip per case.
 # Each case prints one line the runner counts: "PASS: name", "FAIL: name: why", "SKIP: name: why".
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+# shellcheck disable=SC2034 # for the scripts that source this file
 RSEQDBG="$BUILD/rseqdbg"
 # The signature glibc registers rseq with on this machine's architecture
+# shellcheck disable=SC2034 # for the scripts that source this file
 case $(uname -m) in
 aarch64) RSEQ_SIG_HEX=0xd428bc00 ;;
 *) RSEQ_SIG_HEX=0x53053053 ;;
 esac
+# shellcheck disable=SC2034 # for the scripts that source this file
 FIX="$TOP/tests/fixtures"
 TMP=$(mktemp -d /tmp/rseqdbg-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -36,26 +40,66 @@ have_bpf() { [ "$(id -u)" -eq 0 ] && [ -r /sys/kernel/btf/vmlinux ]; }
 # output formats, repetitions), and keep every case that does with the same assertions.
 quick() { [ "${RSEQDBG_TEST_QUICK:-0}" = 1 ]; }
 
-# wait_tasks PID N: wait (up to 60 s: an emulated guest is slow to start threads) until
-# process PID has N threads; fails when it does not
-wait_tasks() {
-	local i
-	for i in $(seq 1200); do
-		[ "$(ls /proc/$1/task 2>/dev/null | wc -l)" -ge "$2" ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
+# wait_for [-q] [-p PID] [-i INTERVAL] SECONDS WHAT CMD...: run CMD every INTERVAL seconds
+# (0.05) until it succeeds, for SECONDS at most, or until process PID is gone. When it never
+# does, it prints "FAIL: waiting for WHAT: why" and returns 1, so no wait ends unnoticed; -q
+# leaves the line out, for a caller that says itself what failed.
+wait_for() {
+	local quiet=0 pid="" iv=0.05 secs what n
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-q) quiet=1; shift ;;
+		-p) pid=$2; shift 2 ;;
+		-i) iv=$2; shift 2 ;;
+		*) break ;;
+		esac
 	done
+	secs=$1 what=$2
+	shift 2
+	n=$(awk -v s="$secs" -v i="$iv" 'BEGIN { n = int(s / i + 0.5); print (n > 0 ? n : 1) }')
+	while :; do
+		"$@" && return 0
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			# what it waited for may have come just before the end
+			"$@" && return 0
+			[ $quiet = 1 ] || fail "waiting for $what" "process $pid ended first"
+			return 1
+		fi
+		n=$((n - 1))
+		[ $n -gt 0 ] || break
+		sleep "$iv"
+	done
+	[ $quiet = 1 ] || fail "waiting for $what" "not within $secs s"
 	return 1
 }
 
-# wait_grep PATTERN FILE: wait (up to 60 s) until FILE holds a line matching PATTERN
-wait_grep() {
-	local i
-	for i in $(seq 1200); do
-		grep -q "$1" "$2" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
+# has_tasks PID N: process PID has N threads or more
+has_tasks() {
+	local t=(/proc/"$1"/task/*)
+	[ -e "${t[0]}" ] && [ ${#t[@]} -ge "$2" ]
+}
+
+# wait_tasks PID N: wait (up to 60 s: an emulated guest is slow to start threads) until
+# process PID has N threads; fails when it does not
+wait_tasks() { wait_for -p "$1" 60 "process $1 to have $2 threads" has_tasks "$1" "$2"; }
+
+# wait_grep PATTERN FILE: wait (up to 60 s) until FILE holds a line matching PATTERN; fails
+# when it does not
+wait_grep() { wait_for 60 "'$1' in $(basename "$2")" file_has "$1" "$2"; }
+
+# exited PID: process PID has ended
+exited() { ! kill -0 "$1" 2>/dev/null; }
+
+# file_has [GREP-OPTION...] PATTERN FILE: a line of FILE matches; false while FILE is missing
+file_has() { grep -q "$@" 2>/dev/null; }
+
+# seed_random: seed $RANDOM with RSEQDBG_SEED (by default the time) and print it, so that a
+# run's random choices can be made again: RSEQDBG_SEED=N make check TESTS=NAME. Only $RANDOM
+# read by this shell follows the seed: a $(...) subshell draws from a seed of its own.
+seed_random() {
+	RSEQDBG_SEED=${RSEQDBG_SEED:-$(date +%s)}
+	echo "seed: $RSEQDBG_SEED"
+	RANDOM=$RSEQDBG_SEED
 }
 
 # The tracer's BPF programs (trace, stat, exporter): the highest program id loaded now, and

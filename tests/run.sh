@@ -7,7 +7,7 @@
 # word that names nothing is a failure. UNIT=0 leaves out the unit tests (the kernel matrix
 # runs the integration scripts in guests, where the unit tests teach nothing new).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 export BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 export RSEQDBG="$BUILD/rseqdbg"

@@ -10,7 +10,6 @@ source "$(dirname "$0")/../lib.sh"
 [ -x /usr/bin/python3 ] && python3() { /usr/bin/python3 "$@"; }
 
 cd "$TOP" || exit 2
-SRC=tests/fixtures/audit
 B=$TMP/fix
 EX=$BUILD/examples/percpu_counter
 
@@ -37,17 +36,13 @@ if ! have_ptrace; then
 fi
 # start_wait NAME CMD...: run CMD with a held stdin; $pid set once it said "ready"
 start_wait() {
-	local n=$1 i
+	local n=$1
 	shift
 	mkfifo "$TMP/$n.in"
 	"$@" <"$TMP/$n.in" >"$TMP/$n.prog" 2>&1 &
 	pid=$!
 	exec {holder}>"$TMP/$n.in"
-	for i in $(seq 100); do
-		grep -q ready "$TMP/$n.prog" && return 0
-		sleep 0.05
-	done
-	return 1
+	wait_for -q -p "$pid" 5 "$n's ready line" file_has ready "$TMP/$n.prog"
 }
 if [ -x "$EX" ] && start_wait pc "$EX" --wait; then
 	run pid-ex --json audit --pid "$pid"
@@ -94,10 +89,8 @@ for v in bad clean; do
 	"$p" &
 	pid=$!
 	# wait until it sits in pause(2) (registered), or died because rseq was refused
-	for i in $(seq 100); do
-		grep -qE '^State:\s+S' /proc/$pid/status 2>/dev/null && break
-		sleep 0.02
-	done
+	wait_for -q -p "$pid" -i 0.02 2 "rseq012-registered-$v to sleep" \
+		file_has -E '^State:\s+S' "/proc/$pid/status"
 	if ! kill -0 "$pid" 2>/dev/null; then
 		skip "--pid rseq012-registered-$v" "the kernel refused rseq registration"
 		continue

@@ -117,7 +117,8 @@ start_exporter() {
 	"${WRAP[@]}" "$RSEQDBG" exporter "$@" 2>"$TMP/$name.err" &
 	EPID=$!
 	PIDS+=("$EPID")
-	if ! wait_grep 'exporter: ready' "$TMP/$name.err"; then
+	if ! wait_for -q -p "$EPID" 60 "the exporter's ready line" \
+		file_has 'exporter: ready' "$TMP/$name.err"; then
 		EPORT=
 		return 1
 	fi
@@ -192,17 +193,15 @@ assert len(s) == 1 and s[0][1]["mode"] == sys.argv[3] and s[0][1]["kernel"] == o
 	"$TMP" "$EPORT" "$want"
 
 # The textfile: written every interval, the same counts once an interval passed.
-ok=
-for _ in $(seq 300); do
-	if [ -f "$TMP/m.prom" ] && python3 -c '
+# textfile_same: the textfile holds what the exporter serves, aborts counted
+textfile_same() {
+	[ -f "$TMP/m.prom" ] && python3 -c '
 import sys; sys.path.insert(0, sys.argv[1]); from om import *
 t = parse(open(sys.argv[2]).read()); s = parse(scrape(sys.argv[3])[1])
-assert one(t, "rseq_aborts_total") == one(s, "rseq_aborts_total") > 0' "$TMP" "$TMP/m.prom" "$EPORT" 2>/dev/null; then
-		ok=1
-		break
-	fi
-	sleep 0.1
-done
+assert one(t, "rseq_aborts_total") == one(s, "rseq_aborts_total") > 0' "$TMP" "$TMP/m.prom" "$EPORT" 2>/dev/null
+}
+ok=
+wait_for -q -i 0.1 30 "the textfile to match the exporter" textfile_same && ok=1
 check "exporter --textfile: the same counts, renamed into place" test -n "$ok"
 
 # promtool validates both formats; absent only in the kernel matrix's guests.
@@ -342,7 +341,6 @@ fi
 # --- Debian's Prometheus scraping every second ---------------------------------------------
 # start_prometheus TARGET_PORT: on a free port of 127.0.0.1 with its own storage; sets PPORT.
 start_prometheus() {
-	local try
 	cat >"$TMP/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -352,18 +350,15 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$1']
 EOF
-	for try in 1 2 3; do
+	for _ in 1 2 3; do
 		PPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		rm -rf "$TMP/tsdb"
 		prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
 			--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prom.log" 2>&1 &
 		PROM=$!
 		PIDS+=("$PROM")
-		for _ in $(seq 1200); do
-			grep -q 'Server is ready to receive web requests' "$TMP/prom.log" && return 0
-			kill -0 "$PROM" 2>/dev/null || break
-			sleep 0.05
-		done
+		wait_for -q -p "$PROM" 60 "Prometheus to be ready" \
+			file_has 'Server is ready to receive web requests' "$TMP/prom.log" && return 0
 		kill "$PROM" 2>/dev/null
 		wait "$PROM" 2>/dev/null
 	done
@@ -387,14 +382,11 @@ print(json.dumps([(l, v) for n, l, v in parse(scrape(sys.argv[2])[1]) if n == "r
 }
 # wait_scraped AFTER: until Prometheus holds a sample of our series scraped after AFTER
 # (seconds since the epoch), so it was read once the workload had ended.
-wait_scraped() {
-	local i t
-	for i in $(seq 600); do
-		t=$(promq "max(timestamp(rseq_aborts_total{comm=\"$COMM\"}))" 2>/dev/null | awk '{print $NF}')
-		[ -n "$t" ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$t" "$1" && return 0
-		sleep 0.1
-	done
-	return 1
+wait_scraped() { wait_for -q -i 0.1 60 "a scrape after $1" scraped_after "$1"; }
+scraped_after() {
+	local t
+	t=$(promq "max(timestamp(rseq_aborts_total{comm=\"$COMM\"}))" 2>/dev/null | awk '{print $NF}')
+	[ -n "$t" ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$t" "$1"
 }
 
 # run_released NAME ARGS: the workload started held, the exporter told its pid (-p), then run.
@@ -522,11 +514,7 @@ PY
 fi
 
 # The kernel frees a program some time after the last descriptor on it is closed.
-left=$(left_behind "$first_id")
-for _ in $(seq 40); do
-	[ -z "$left" ] && break
-	sleep 0.5
-	left=$(left_behind "$first_id")
-done
+none_left() { left=$(left_behind "$first_id"); [ -z "$left" ]; }
+wait_for -q -i 0.5 20 "our BPF programs to be unloaded" none_left
 check "exporter: no BPF program left loaded${left:+ ($left)}" test -z "$left"
 finish

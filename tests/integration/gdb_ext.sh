@@ -25,6 +25,7 @@ if [ ! -x "$W" ] || [ ! -x "$RSEQDBG" ]; then
 	finish
 	exit
 fi
+seed_random
 
 # gdb_run NAME: run gdb in batch mode on $TMP/NAME.gdb, output in $TMP/NAME.log
 gdb_run() {
@@ -32,7 +33,7 @@ gdb_run() {
 }
 # report_of FILE: wait (60 s at most) until the detached workload wrote its result line
 report_of() {
-	for _ in $(seq 600); do grep -q '^result=' "$1" 2>/dev/null && break; sleep 0.1; done
+	wait_for -q -i 0.1 60 "the result line in $1" file_has '^result=' "$1"
 	sed -n 's/^result=//p' "$1"
 }
 val() { sed -n "s/^$2=//p" "$1"; }
@@ -286,16 +287,11 @@ echo detach >>"$TMP/int.gdb"
 gdb -nx -q -batch -x "$TMP/int.gdb" >"$TMP/int.log" 2>&1 &
 g=$!
 for r in $(seq $ROUNDS); do
-	for _ in $(seq 600); do
-		grep -qx "$r" "$TMP/int.go" 2>/dev/null && break
-		kill -0 $g 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_for -p $g -i 0.1 60 "gdb to begin round $r" file_has -x "$r" "$TMP/int.go" || break
 	sleep "0.$((RANDOM % 9 + 1))$((RANDOM % 10))"
 	kill -INT $g 2>/dev/null
 done
-for _ in $(seq 1200); do kill -0 $g 2>/dev/null || break; sleep 0.1; done
-kill -KILL $g 2>/dev/null
+wait_for -i 0.1 120 "gdb to end after the interrupts" exited $g || kill -KILL $g 2>/dev/null
 wait $g
 log="$TMP/int.log"
 # round_out N: what round N printed, from rseq stepi 100000 to the check
@@ -328,6 +324,7 @@ check "interrupted, then detached: result=ok" test "$(report_of "$TMP/int.out")"
 cat >"$TMP/gdb_tty.py" <<'EOF'
 import os, pty, random, re, select, sys, time
 rounds, wl, ext, out = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+random.seed(int(sys.argv[5]))
 os.environ["TERM"] = "dumb"
 pid, fd = pty.fork()
 if pid == 0:
@@ -373,7 +370,8 @@ os.waitpid(pid, 0)
 EOF
 TROUNDS=2
 log="$TMP/tty.log"
-timeout 300 python3 "$TMP/gdb_tty.py" $TROUNDS "$W" "$EXT" "$TMP/tty.out" >"$log" 2>&1
+timeout 300 python3 "$TMP/gdb_tty.py" $TROUNDS "$W" "$EXT" "$TMP/tty.out" "$RSEQDBG_SEED" \
+	>"$log" 2>&1
 bad=""
 n=$(grep -c 'rseq: interrupted (SIGINT): thread [0-9]* stopped' "$log")
 [ "$n" -eq $TROUNDS ] || bad="$n interrupts reported"

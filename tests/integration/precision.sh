@@ -177,10 +177,10 @@ mkfifo "$TMP/go"
 # before it is traced
 "$W" --wait --threads 2 --iters 200000 --stale-every 100 --out "$TMP/p.txt" < <(cat "$TMP/go") 2>"$TMP/w.err" &
 P=$!
-for _ in $(seq 100); do grep -q 'ready' "$TMP/w.err" && break; sleep 0.1; done
+wait_for -p $P 10 "the workload's ready line" file_has ready "$TMP/w.err"
 "$RSEQDBG" trace --summary --json -p "$P" >"$TMP/p.json" 2>"$TMP/p.err" &
 T=$!
-for _ in $(seq 100); do grep -q 'tracing' "$TMP/p.err" && break; sleep 0.1; done
+wait_for -p $T 10 "trace -p to say tracing" file_has tracing "$TMP/p.err"
 exec 3>"$TMP/go"
 exec 3>&-
 wait $P
@@ -195,14 +195,10 @@ fi
 # --- no uprobe left: command exits, SIGINT, SIGTERM, SIGKILL ------------------------------------
 # abort_handler, or abort_handler_nopreempt (its name cut to 15 characters) where it loads
 probes() { bpftool prog show 2>/dev/null | grep -c '^[0-9]*: kprobe  name abort_handler'; }
-gone() { # no handler program left (its uprobes hold it) within 10 s
-	local i
-	for i in $(seq 100); do
-		[ "$(probes)" -eq 0 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+no_probes() { [ "$(probes)" -eq 0 ]; }
+some_probes() { [ "$(probes)" -gt 0 ]; }
+# no handler program left (its uprobes hold it) within 10 s
+gone() { wait_for -q -i 0.1 10 "the handler programs to be unloaded" no_probes; }
 check "no uprobe left after the command exits" gone
 sigs="INT TERM KILL"
 quick && sigs=INT
@@ -210,7 +206,7 @@ for sig in $sigs; do
 	"$RSEQDBG" trace --summary -- "$W" --threads 1 --seconds 30 --out /dev/null >/dev/null 2>&1 &
 	tp=$!
 	# loading and verifying the programs takes seconds under emulation
-	for _ in $(seq 600); do [ "$(probes)" -gt 0 ] && break; sleep 0.1; done
+	wait_for -q -p $tp -i 0.1 60 "the handler programs to load" some_probes
 	attached=$(probes)
 	kill -$sig $tp
 	# the workload ends too, as a terminal's Ctrl-C would end it: the tracer waits for it

@@ -71,11 +71,12 @@ sleep 30 &
 SLEEPER=$!
 # Both scans must see the same program: sleep exec'd, not bash between fork and exec.
 SLEEP_EXE=$(readlink -f "$(command -v sleep)")
-for _ in $(seq 100); do
-	[ "$(readlink "/proc/$SLEEPER/exe")" = "$SLEEP_EXE" ] &&
-		grep -q '^State:[[:space:]]*S' "/proc/$SLEEPER/status" && break
-	sleep 0.05
-done
+# sleeping PID: PID runs sleep and sleeps
+sleeping() {
+	[ "$(readlink "/proc/$1/exe")" = "$SLEEP_EXE" ] &&
+		grep -q '^State:[[:space:]]*S' "/proc/$1/status"
+}
+wait_for -p "$SLEEPER" 5 "sleep $SLEEPER to be exec'd and asleep" sleeping "$SLEEPER"
 run short-pid scan -p "$SLEEPER" --json
 run long-pid scan --pid "$SLEEPER" --json
 kill "$SLEEPER" 2>/dev/null

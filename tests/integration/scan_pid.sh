@@ -131,12 +131,7 @@ start_waiting() {
 	"$@" --wait <"$TMP/$n.in" >"$TMP/$n.out" 2>&1 &
 	wpid=$!
 	exec {wfd}>"$TMP/$n.in"
-	for _ in $(seq 200); do
-		grep -qx ready "$TMP/$n.out" && return 0
-		kill -0 "$wpid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+	wait_for -q -p "$wpid" -i 0.1 20 "$n's ready line" file_has -x ready "$TMP/$n.out"
 }
 
 if ! start_waiting pc "$EX" --threads 2 --iters 20000; then
@@ -246,7 +241,8 @@ check "the program runs on after the scan and its counters add up" \
 # --- a program whose file was deleted: read through /proc/PID/map_files -------------------------
 if ! quick; then
 cp "$EX" "$TMP/pc-deleted"
-start_waiting pd "$TMP/pc-deleted" --threads 1 --iters 10
+start_waiting pd "$TMP/pc-deleted" --threads 1 --iters 10 ||
+	fail "deleted program file: the program is ready" "$(head -c 300 "$TMP/pd.out")"
 pd=$wpid
 pd_in=$wfd
 del_cs=$(grep -m1 '^cs ' "$TMP/pd.out")

@@ -215,11 +215,7 @@ assert open(sys.argv[1]).read() == "", "stdout not empty"
 assert "/nonexistent/cmd" in json.load(open(sys.argv[2]))["error"]
 ' "$TMP/err.stdout" "$TMP/err.json"
 
-left=$(left_behind "$first_id")
-for _ in $(seq 40); do
-	[ -z "$left" ] && break
-	sleep 0.5
-	left=$(left_behind "$first_id")
-done
+none_left() { left=$(left_behind "$first_id"); [ -z "$left" ]; }
+wait_for -q -i 0.5 20 "our BPF programs to be unloaded" none_left
 if [ -z "$left" ]; then pass "stat: no BPF program left loaded"; else fail "stat: no BPF program left loaded" "$left"; fi
 finish

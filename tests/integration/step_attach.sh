@@ -9,110 +9,13 @@ MC="$BUILD/tests/workloads/malloc_churn"
 TC="$BUILD/tests/workloads/thread_churn"
 if ! have_ptrace; then
 	skip "step attach" "ptrace not permitted"
-	# --- threads that come and go during the attach -----------------------------------------------
-# Threads that exit while they are seized, or are created by threads seized already, are no
-# reason to fail. Five attaches to batches of 200 (or 50) short-lived threads, each for 500
-# instructions, at a random moment; the program must end with its own sum right.
-tries=0 good=0 why=""
-for life in 0 1000 50 1000 0; do
-	for batch in 200 50; do
-		tries=$((tries + 1))
-		rm -f "$TMP/tc.ready"
-		"$TC" --batch $batch --life-us $life --seconds 2 --ready "$TMP/tc.ready" >"$TMP/tc.out" 2>&1 &
-		pid=$!
-		for _ in $(seq 400); do [ -s "$TMP/tc.ready" ] && break; sleep 0.05; done
-		sleep "0.$((RANDOM % 10))"
-		timeout 60 "$RSEQDBG" step -q --pid $pid --count 500 >"$TMP/tc.step" 2>"$TMP/tc.err"
-		rc=$?
-		wait $pid
-		wrc=$?
-		if [ $rc -eq 0 ] && grep -q "^summary: count; 500 instructions" "$TMP/tc.step" &&
-			[ $wrc -eq 0 ] && grep -q "result=ok" "$TMP/tc.out"; then
-			good=$((good + 1))
-		else
-			why="$why; batch $batch life $life: rseqdbg rc $rc $(head -c 200 "$TMP/tc.err")$(grep -E '^summary' "$TMP/tc.step" | cut -c1-60), program rc $wrc $(head -c 100 "$TMP/tc.out")"
-		fi
-	done
-done
-if [ $good -eq $tries ]; then
-	pass "step attach: $tries attaches to thread_churn while threads come and go: 500 instructions each, program result=ok"
-else
-	fail "step attach: attaches to thread_churn" "$good of $tries good${why}"
-fi
-
-# --- a zombie ----------------------------------------------------------------------------------
-# The child of a shell that execs a program which never waits: a zombie until that one ends.
-bash -c 'sleep 0.1 & echo $! >"$1"; exec sleep 30' sh "$TMP/zpid" &
-holder=$!
-for _ in $(seq 100); do
-	[ -s "$TMP/zpid" ] && [ "$(status_of "$(cat "$TMP/zpid")" State)" = Z ] && break
-	sleep 0.05
-done
-z=$(cat "$TMP/zpid")
-if [ "$(status_of "$z" State)" != Z ]; then
-	fail "step attach: a zombie" "could not make one (pid $z: $(status_of "$z" State))"
-else
-	"$RSEQDBG" step --pid "$z" >"$TMP/z.out" 2>"$TMP/z.err"
-	rc=$?
-	if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/z.err")" = 1 ] &&
-		grep -q "^rseqdbg: step: cannot trace process $z: it is a zombie (it exited; its parent $holder (sleep) has not reaped it)$" "$TMP/z.err"; then
-		pass "step attach: a zombie is called one, with its parent: $(cat "$TMP/z.err")"
-	else
-		fail "step attach: a zombie is called one" "rc $rc: $(head -c 300 "$TMP/z.err")"
-	fi
-fi
-kill $holder 2>/dev/null
-wait $holder 2>/dev/null
-
-# --- a program another tracer holds ------------------------------------------------------------
-# traced_by NAME CMD...: CMD traces a sleeping program; rseqdbg must name that tracer.
-traced_by() {
-	local name=$1 tracer tpid
-	shift
-	sleep 60 &
-	local victim=$!
-	"$@" $victim >/dev/null 2>&1 &
-	tpid=$!
-	for _ in $(seq 200); do
-		tracer=$(status_of $victim TracerPid)
-		[ -n "$tracer" ] && [ "$tracer" != 0 ] && break
-		sleep 0.05
-	done
-	if [ "${tracer:-0}" = 0 ]; then
-		fail "step attach: already traced by $name" "$name did not attach to $victim"
-	else
-		"$RSEQDBG" step --pid $victim >"$TMP/t.out" 2>"$TMP/t.err"
-		rc=$?
-		if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/t.err")" = 1 ] &&
-			grep -q "^rseqdbg: step: cannot trace process $victim (thread $victim): already traced by PID $tracer ($name)$" "$TMP/t.err"; then
-			pass "step attach: already traced by $name: $(cat "$TMP/t.err")"
-		else
-			fail "step attach: already traced by $name" "rc $rc: $(head -c 300 "$TMP/t.err")"
-		fi
-	fi
-	kill $(pgrep -P $tpid) $tpid 2>/dev/null
-	wait $tpid 2>/dev/null
-	kill $victim 2>/dev/null
-	wait $victim 2>/dev/null
-}
-traced_by rseqdbg "$RSEQDBG" step -q --pid
-if command -v strace >/dev/null; then
-	traced_by strace strace -o /dev/null -p
-else
-	skip "step attach: already traced by strace" "strace not installed"
-fi
-if command -v gdb >/dev/null; then
-	traced_by gdb gdb -batch -ex "shell sleep 30" -p
-else
-	skip "step attach: already traced by gdb" "gdb not installed"
-fi
-
-finish
+	finish
 	exit
 fi
 for f in "$MC" "$TC"; do
 	[ -x "$f" ] || { fail "step attach: workload" "$f not built"; finish; exit; }
 done
+seed_random
 
 # start_churn NAME ARGS...: malloc_churn in the background, once its threads run; pid in $pid
 start_churn() {
@@ -121,11 +24,17 @@ start_churn() {
 	rm -f "$TMP/$n.ready"
 	"$MC" "$@" --ready "$TMP/$n.ready" >"$TMP/$n.out" 2>&1 &
 	pid=$!
-	for _ in $(seq 400); do [ -s "$TMP/$n.ready" ] && break; sleep 0.05; done
+	wait_for -p $pid 20 "malloc_churn $n to be ready" test -s "$TMP/$n.ready"
 }
 
 # status_of PID KEY: a field of /proc/PID/status
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# traced_now PID: a tracer is attached to PID
+traced_now() {
+	local t
+	t=$(status_of "$1" TracerPid)
+	[ -n "$t" ] && [ "$t" != 0 ]
+}
 
 # --- a closed pipe -----------------------------------------------------------------------------
 # "step --pid P | head -3": once head is gone, writing fails (SIGPIPE is ignored). Stepping
@@ -169,7 +78,8 @@ for life in 0 1000 50 1000 0; do
 		rm -f "$TMP/tc.ready"
 		"$TC" --batch $batch --life-us $life --seconds 2 --ready "$TMP/tc.ready" >"$TMP/tc.out" 2>&1 &
 		pid=$!
-		for _ in $(seq 400); do [ -s "$TMP/tc.ready" ] && break; sleep 0.05; done
+		wait_for -p $pid 20 "thread_churn (batch $batch, life $life) to be ready" \
+			test -s "$TMP/tc.ready"
 		sleep "0.$((RANDOM % 10))"
 		timeout 60 "$RSEQDBG" step -q --pid $pid --count 500 >"$TMP/tc.step" 2>"$TMP/tc.err"
 		rc=$?
@@ -193,10 +103,10 @@ fi
 # The child of a shell that execs a program which never waits: a zombie until that one ends.
 bash -c 'sleep 0.1 & echo $! >"$1"; exec sleep 30' sh "$TMP/zpid" &
 holder=$!
-for _ in $(seq 100); do
-	[ -s "$TMP/zpid" ] && [ "$(status_of "$(cat "$TMP/zpid")" State)" = Z ] && break
-	sleep 0.05
-done
+# a_zombie: the pid in zpid is a zombie
+a_zombie() { [ -s "$TMP/zpid" ] && [ "$(status_of "$(cat "$TMP/zpid")" State)" = Z ]; }
+# the case below says why when there is none
+wait_for -q 5 "a zombie" a_zombie
 z=$(cat "$TMP/zpid")
 if [ "$(status_of "$z" State)" != Z ]; then
 	fail "step attach: a zombie" "could not make one (pid $z: $(status_of "$z" State))"
@@ -222,11 +132,9 @@ traced_by() {
 	local victim=$!
 	"$@" $victim >/dev/null 2>&1 &
 	tpid=$!
-	for _ in $(seq 200); do
-		tracer=$(status_of $victim TracerPid)
-		[ -n "$tracer" ] && [ "$tracer" != 0 ] && break
-		sleep 0.05
-	done
+	# the case below says why when it does not attach
+	wait_for -q -p $tpid 10 "$name to attach" traced_now $victim
+	tracer=$(status_of $victim TracerPid)
 	if [ "${tracer:-0}" = 0 ]; then
 		fail "step attach: already traced by $name" "$name did not attach to $victim"
 	else

@@ -15,12 +15,13 @@ if ! have_ptrace; then
 	finish
 	exit
 fi
+seed_random
 
 # snapshot PID FILE: checksum of each r-x mapping's bytes read from /proc/PID/mem
 snapshot() {
-	local range perms off dev ino path lo hi
+	local range perms path lo hi
 	: >"$2"
-	while read -r range perms off dev ino path; do
+	while read -r range perms _ _ _ path; do
 		[ "$perms" = r-xp ] || continue
 		case "$path" in "[vsyscall]" | "[vdso]") continue ;; esac
 		lo=$((16#${range%-*}))
@@ -28,6 +29,13 @@ snapshot() {
 		echo "$range $path $(dd if=/proc/$1/mem bs=65536 iflag=skip_bytes,count_bytes \
 			skip=$lo count=$((hi - lo)) 2>/dev/null | sha256sum | cut -d' ' -f1)" >>"$2"
 	done </proc/$1/maps
+}
+
+# traced PID: a tracer is attached to PID
+traced() {
+	local t
+	t=$(awk '/TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null)
+	[ -n "$t" ] && [ "$t" != 0 ]
 }
 
 # wait_ok PID REPORT NAME: the workload, told to end, finishes with result=ok
@@ -185,10 +193,7 @@ if have_bpf; then
 	wait_grep 'tracing rseq events' "$TMP/t6.err"
 	"$RSEQDBG" step --pid $p --from rseq_abort_condexit --quiet --json >"$TMP/s6.json" 2>&1 &
 	d=$!
-	for i in $(seq 100); do
-		[ "$(awk '/TracerPid/ {print $2}' /proc/$p/status)" != 0 ] && break
-		sleep 0.05
-	done
+	wait_for -p $p 5 "step to attach to $p" traced $p
 	sleep 0.5
 	kill -INT $t
 	wait $t

@@ -20,12 +20,13 @@ if ! have_ptrace; then
 	exit
 fi
 [ -x "$WL" ] || { fail "step kill -9: workload" "$WL not built"; finish; exit; }
+seed_random
 
 # snapshot PID FILE: checksum of each r-x mapping's bytes read from /proc/PID/mem
 snapshot() {
-	local range perms off dev ino path lo hi
+	local range perms path lo hi
 	: >"$2"
-	while read -r range perms off dev ino path; do
+	while read -r range perms _ _ _ path; do
 		[ "$perms" = r-xp ] || continue
 		case "$path" in "[vsyscall]" | "[vdso]") continue ;; esac
 		lo=$((16#${range%-*}))
@@ -36,24 +37,12 @@ snapshot() {
 }
 
 # untraced PID: wait (at most 20 s) until no tracer is attached to PID; false if it died
-untraced() {
-	local tracer
-	for _ in $(seq 200); do
-		tracer=$(awk '/TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
-		[ -n "$tracer" ] || return 1
-		[ "$tracer" = 0 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+untraced() { wait_for -q -p "$1" -i 0.1 20 "no tracer on $1" no_tracer "$1"; }
+no_tracer() { [ "$(awk '/TracerPid/ {print $2}' "/proc/$1/status" 2>/dev/null)" = 0 ]; }
 
 # reap PID SECONDS: wait for a background job, killing it after SECONDS; its exit status
 reap() {
-	for _ in $(seq $(($2 * 10))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$1" 2>/dev/null && kill -KILL "$1"
+	wait_for -q -i 0.1 "$2" "$1 to end" exited "$1" || kill -KILL "$1" 2>/dev/null
 	wait "$1"
 }
 
@@ -74,7 +63,9 @@ for i in $(seq "$TRIALS"); do
 	"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet $opt >"$TMP/s$i.json" \
 		2>"$TMP/s$i.err" &
 	d=$!
-	sleep "$((RANDOM % 1500 / 1000)).$(printf %03d $((RANDOM % 1000)))"
+	# $RANDOM read here, not in a $(...) subshell that would draw from a seed of its own
+	s=$((RANDOM % 1500 / 1000)) ms=$((RANDOM % 1000))
+	sleep "$s.$(printf %03d $ms)"
 	kill -KILL $d
 	wait $d 2>/dev/null
 	why=""
@@ -112,11 +103,10 @@ d=$!
 sleep 1
 kill -KILL $d
 wait $d 2>/dev/null
+# no_marker: no process has $marker in its command line
+no_marker() { ! pgrep -f "$marker" >/dev/null; }
 left=yes
-for _ in $(seq 100); do
-	pgrep -f "$marker" >/dev/null || { left=""; break; }
-	sleep 0.1
-done
+wait_for -q -i 0.1 10 "the launched program to be killed" no_marker && left=""
 if [ -z "$left" ] && grep -q "^summary: interrupted" "$TMP/l1.out"; then
 	pass "step launch killed with SIGKILL: program killed, nothing left"
 else
@@ -133,10 +123,7 @@ d=$!
 sleep 1
 kill -KILL $d
 wait $d 2>/dev/null
-for _ in $(seq 200); do
-	pgrep -f "$marker" >/dev/null || break
-	sleep 0.1
-done
+wait_for -q -i 0.1 20 "the detached program to end" no_marker
 if grep -qx "result=ok" "$marker" 2>/dev/null && grep -q "program exited with status 0" \
 	"$TMP/l2.out"; then
 	pass "step --detach launch killed with SIGKILL: program runs on, result ok"

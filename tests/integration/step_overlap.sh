@@ -139,7 +139,7 @@ for try in 1 2 3; do
 	rm -f "$TMP/ready"
 	"$MC" --threads 3 --seconds 4 --ready "$TMP/ready" >"$TMP/mt.out" 2>&1 &
 	pid=$!
-	for _ in $(seq 200); do [ -s "$TMP/ready" ] && break; sleep 0.05; done
+	wait_for -p $pid 10 "malloc_churn to be ready (try $try)" test -s "$TMP/ready"
 	timeout -s INT 2 "$RSEQDBG" step -q --pid $pid >"$TMP/mt.step" 2>"$TMP/mt.err"
 	rc=$?
 	wait $pid

@@ -251,7 +251,7 @@ A=$!
 B=$!
 "$RSEQDBG" trace --json -p "$A" >"$TMP/p.json" 2>"$TMP/p.err" &
 T=$!
-for _ in $(seq 100); do grep -q 'tracing' "$TMP/p.err" && break; sleep 0.1; done
+wait_for -p $T 10 "trace -p to say tracing" file_has tracing "$TMP/p.err"
 exec 3>"$TMP/goA" 4>"$TMP/goB"
 exec 3>&- 4>&-
 wait $A $B
@@ -271,11 +271,11 @@ mkfifo "$TMP/goT"
 "$W" --wait --threads 2 --signal-us 200 --seconds 1 --out "$TMP/T.txt" <"$TMP/goT" 2>"$TMP/T.err" &
 A=$!
 exec 3>"$TMP/goT" # the workload opens its end, starts its threads and waits for EOF
-for _ in $(seq 100); do grep -q '^ready' "$TMP/T.err" && break; sleep 0.1; done
+wait_for -p $A 10 "the workload's ready line" file_has '^ready' "$TMP/T.err"
 TID=$(ls /proc/$A/task | sort -n | tail -1)
 "$RSEQDBG" trace --json -t "$TID" >"$TMP/t.json" 2>"$TMP/t.err" 3>&- &
 T=$!
-for _ in $(seq 100); do grep -q 'tracing' "$TMP/t.err" && break; sleep 0.1; done
+wait_for -p $T 10 "trace -t to say tracing" file_has tracing "$TMP/t.err"
 exec 3>&-
 wait $A
 kill -INT $T
@@ -302,7 +302,7 @@ if [ -n "$CG2" ] && mkdir -p "$CG2/rseqdbg-test.$$/sub" 2>/dev/null; then
 	B=$!
 	"$RSEQDBG" trace --json --cgroup "$CG" >"$TMP/cg.json" 2>"$TMP/cg.err" &
 	T=$!
-	for _ in $(seq 100); do grep -q 'tracing' "$TMP/cg.err" && break; sleep 0.1; done
+	wait_for -p $T 10 "trace --cgroup to say tracing" file_has tracing "$TMP/cg.err"
 	exec 3>"$TMP/goC" 4>"$TMP/goD"
 	exec 3>&- 4>&-
 	wait $A $B
@@ -319,11 +319,11 @@ elif [ -n "$CG2" ]; then
 	OWN="$CG2$(sed -n 's/^0:://p' /proc/self/cgroup)"
 	OWN=${OWN%/}
 	OTHER=
-	for d in $(find "$CG2" -mindepth 1 -maxdepth 2 -type d 2>/dev/null); do
+	while IFS= read -r d; do
 		case "$OWN/" in "$d/"*) continue ;; esac # our cgroup or one above it
 		OTHER=$d
 		break
-	done
+	done < <(find "$CG2" -mindepth 1 -maxdepth 2 -type d 2>/dev/null)
 	"$RSEQDBG" trace --json --cgroup "$OWN" -- "$W" --signal-us 200 --seconds 1 \
 		--out "$TMP/C.txt" >"$TMP/cg.json"
 	if why=$(python3 "$TMP/check.py" "$TMP/cg.json" "$TMP/C.txt" signal "$TMP/lines" exact); then
@@ -371,11 +371,7 @@ n=$(grep -c '"summary"' <<<"$out")
 check "trace --summary --interval 0.5 --duration 1.2: interval summaries then a final one ($n)" \
 	bash -c "[ $n -ge 3 ] && tail -1 <<<'$out' | grep -q '\"final\":true'"
 
-left=$(left_behind "$first_id")
-for _ in $(seq 40); do
-	[ -z "$left" ] && break
-	sleep 0.5
-	left=$(left_behind "$first_id")
-done
+none_left() { left=$(left_behind "$first_id"); [ -z "$left" ]; }
+wait_for -q -i 0.5 20 "our BPF programs to be unloaded" none_left
 if [ -z "$left" ]; then pass "trace: no BPF program left loaded"; else fail "trace: no BPF program left loaded" "$left"; fi
 finish

@@ -121,11 +121,8 @@ start_waiting() {
 	"$@" <"$TMP/$name.in" >"$TMP/$name.out" 2>"$TMP/$name.err" {hold}>&- &
 	wpid=$!
 }
-# wait_line FILE PATTERN: until a line of FILE matches (10 s at most)
-wait_line() {
-	for _ in $(seq 100); do grep -qE "$2" "$1" && return 0; sleep 0.1; done
-	return 1
-}
+# wait_line FILE PATTERN: until a line of FILE matches (10 s at most); fails when none does
+wait_line() { wait_for -i 0.1 10 "'$2' in $(basename "$1")" file_has -E "$2" "$1"; }
 
 start_waiting eof "$W" --wait --iters 1000
 wait_line "$TMP/eof.err" '^ready'

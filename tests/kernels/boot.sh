@@ -49,7 +49,7 @@ grep -x switch_root <<<"$("$BUSYBOX" --list 2>/dev/null)" >/dev/null || kdie "$B
 ldd "$BUSYBOX" >/dev/null 2>&1 && kdie "$BUSYBOX is not static (busybox-static)"
 
 # The guest's busybox, and for arm64 its root
-ul= gbusybox=$BUSYBOX
+ul="" gbusybox=$BUSYBOX
 if [ "$KARCH" != amd64 ]; then
 	ul=$("$(dirname "$0")/userland.sh") || kdie "no $KARCH userland (tests/kernels/userland.sh)"
 	gbusybox=$ul/bin/busybox
@@ -67,7 +67,7 @@ mods=$root/lib/modules/$rel
 [ -d "$mods" ] || mods=$root/usr/lib/modules/$rel
 
 run=$(mktemp -d "$KCACHE/run.XXXXXX")
-vfsd_pid= ulfsd_pid= made=()
+vfsd_pid="" ulfsd_pid="" made=()
 cleanup() {
 	[ -n "$vfsd_pid" ] && kill "$vfsd_pid" 2>/dev/null
 	[ -n "$ulfsd_pid" ] && kill "$ulfsd_pid" 2>/dev/null
@@ -209,8 +209,8 @@ if [ -n "$ul" ]; then
 	"$VIRTIOFSD" --socket-path="$run/ul.sock" -o source="$ul" -o cache=always \
 		-o sandbox=chroot >"$run/virtiofsd-ul.log" 2>&1 &
 	ulfsd_pid=$!
-	ulfs=(-chardev socket,id=ulfs,path="$run/ul.sock"
-		-device vhost-user-fs-pci,chardev=ulfs,tag=userland)
+	ulfs=(-chardev "socket,id=ulfs,path=$run/ul.sock"
+		-device "vhost-user-fs-pci,chardev=ulfs,tag=userland")
 fi
 for _ in $(seq 50); do
 	[ -S "$run/vfs.sock" ] && { [ -z "$ul" ] || [ -S "$run/ul.sock" ]; } && break

@@ -3,7 +3,7 @@
 # Inside a matrix guest: the kernel, the tracer's mode as `trace --check` names it, then the
 # privileged integration tests (TESTS) through tests/run.sh, skips counting as failures.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 export BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 echo "kernel: $(uname -r)"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
 # Shared by the kernel matrix scripts: where kernels are cached, the private apt configuration
 # that fetches them, and how a line of the list names a kernel.
 set -u

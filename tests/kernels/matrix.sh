@@ -45,8 +45,8 @@ cannot() {
 	exit 0
 }
 
-qemu=qemu-system-x86_64
-[ "$KARCH" = arm64 ] && qemu=qemu-system-aarch64
+qemu="qemu-system-x86_64"
+[ "$KARCH" = arm64 ] && qemu="qemu-system-aarch64"
 for t in $qemu /usr/lib/qemu/virtiofsd busybox; do
 	command -v "$t" >/dev/null || cannot "$t missing (scripts/deps.sh kernels)"
 done

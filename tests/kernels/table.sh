@@ -48,8 +48,8 @@ causes() {
 }
 
 rows() {
-	local rel suite pkg ver mode p f s secs status log tr st counts told inferred cz others t c
-	while IFS=$'\t' read -r rel suite pkg ver mode p f s secs status _; do
+	local rel suite mode status log tr st counts told inferred cz others t c
+	while IFS=$'\t' read -r rel suite _ _ mode _ _ _ _ status _; do
 		case $rel in '#'* | '') continue ;; esac
 		log=$BUILD/kernels/$rel.log
 		tr=$(cases "$log" trace) st=$(cases "$log" stat)
