@@ -114,7 +114,10 @@ static bool build_id_hex(Elf *elf, char *buf, size_t bufsz)
 		GElf_Nhdr nhdr;
 		size_t off = 0, noff, doff, i;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+		/* A separate debug file is read like the file itself: no note area is walked
+		 * past what a build-id note can need (elf.c's note_build_id()). */
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    shdr.sh_size > ES_MAX_NOTE_WALK)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data)
@@ -251,7 +254,8 @@ static bool by_debuglink(struct elfscan *es)
 		if (name && !strcmp(name, ".gnu_debuglink"))
 			break;
 	}
-	if (!scn || !(data = elf_rawdata(scn, NULL)) || !data->d_buf)
+	/* A file name, padding and a CRC: a bigger section holds no debuglink to read. */
+	if (!scn || shdr.sh_size > NAME_MAX + 8 || !(data = elf_rawdata(scn, NULL)) || !data->d_buf)
 		return false;
 	p = data->d_buf;
 	len = strnlen((const char *)p, data->d_size);
