@@ -57,6 +57,8 @@ struct es_dwarf {
 	Elf *self; /* our own handle on the image, so that libdw never alters es->elf */
 	Dwfl *dwfl;
 	char *copy; /* the image, where libelf is to write into it (see needs_copy()) */
+	size_t copy_len;
+	bool copy_mapped; /* copy is a private mapping of the file, not a heap copy */
 	struct es_relsec *rel;
 	size_t nrel;
 	uint64_t dwarf_bias;
@@ -86,10 +88,13 @@ void es_dwarf_free(struct es_dwarf *dw)
 		dwfl_end(dw->dwfl); /* owns dbg */
 	else if (dw->dbg)
 		dwarf_end(dw->dbg);
-	free(dw->copy);
 	free(dw->rel);
 	if (dw->self)
 		elf_end(dw->self);
+	if (dw->copy_mapped)
+		munmap(dw->copy, dw->copy_len);
+	else
+		free(dw->copy);
 	if (dw->debug_elf)
 		elf_end(dw->debug_elf);
 	if (dw->debug_fd >= 0)
@@ -330,8 +335,37 @@ static bool needs_copy(Elf *elf)
 	return false;
 }
 
+/*
+ * A mapped file is mapped once more, copy-on-write: only the pages libelf writes to are
+ * copied, never the whole of what the file's headers declare (a sparse file may declare
+ * gigabytes). The file must still be the one opened; otherwise no DWARF is read.
+ */
+static char *remap_image(const struct elfscan *es, struct es_dwarf *dw)
+{
+	int fd = open(es->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	void *map = MAP_FAILED;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && st.st_dev == es->st.st_dev && st.st_ino == es->st.st_ino &&
+	    st.st_size == es->st.st_size && st.st_mtim.tv_sec == es->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == es->st.st_mtim.tv_nsec)
+		map = mmap(NULL, es->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd,
+			   0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	dw->copy = map;
+	dw->copy_len = es->size;
+	dw->copy_mapped = true;
+	return dw->copy;
+}
+
 static char *private_image(struct elfscan *es, struct es_dwarf *dw)
 {
+	if (es->unmap)
+		return remap_image(es, dw);
 	dw->copy = malloc(es->size ? es->size : 1);
 	if (dw->copy)
 		memcpy(dw->copy, es->image, es->size);

@@ -1117,6 +1117,7 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	es->image = map;
 	es->size = size;
 	es->unmap = true;
+	es->st = st;
 load:
 	if (!err)
 		err = es_load_image(es);

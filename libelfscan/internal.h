@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "elfscan.h"
 
@@ -58,6 +59,7 @@ struct elfscan {
 				     * headers refer to, or the caller's buffer */
 	size_t size;
 	bool unmap;	     /* image came from mmap() */
+	struct stat st;	     /* of the file mapped, to map it again (dwarf.c) */
 	unsigned char *copy; /* image, when it is a private copy of the caller's buffer */
 	Elf *elf;
 	GElf_Ehdr ehdr;
