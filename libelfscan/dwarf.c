@@ -142,6 +142,10 @@ static bool build_id_hex(Elf *elf, char *buf, size_t bufsz)
 	return false;
 }
 
+/* The CRC of a debuglink covers the whole debug file: one larger than this (a file padded
+ * to 100 GB, sparse, costs its maker nothing) is not read through to compute it. */
+#define DEBUGLINK_CRC_MAX (8ull << 30)
+
 /* Open path as a separate debug file: ELF, with DWARF or a symbol table. */
 static bool try_debug_file(struct es_dwarf *dw, const char *path, const char *want_id,
 			   bool check_crc, uint32_t crc)
@@ -158,7 +162,8 @@ static bool try_debug_file(struct es_dwarf *dw, const char *path, const char *wa
 		void *map;
 		uLong sum;
 
-		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !sb.st_size)
+		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !sb.st_size ||
+		    (uint64_t)sb.st_size > DEBUGLINK_CRC_MAX)
 			goto fail;
 		map = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED)

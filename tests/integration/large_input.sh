@@ -127,6 +127,21 @@ elif [ "$rss" -gt "$RSS_MAX" ]; then
 else
 	pass "scan of compressed DWARF, headers reaching 1 GiB: lines read, maxrss $rss KB"
 fi
+# A .gnu_debuglink naming a debug file padded to 100 GB: its CRC, which covers the whole
+# file, is not computed (that read the 100 GB); the file is not used.
+objcopy --only-keep-debug "$FIX/bin/x86_64/cs-pie-dwarf" "$TMP/huge/cs.debug"
+objcopy --strip-debug --add-gnu-debuglink="$TMP/huge/cs.debug" "$FIX/bin/x86_64/cs-pie-dwarf" \
+	"$TMP/huge/cs"
+truncate -s 100G "$TMP/huge/cs.debug"
+read -r rc rss < <(bounded "$TMP/huge.err" "$RSEQDBG" scan "$TMP/huge/cs")
+"$RSEQDBG" scan "$TMP/huge/cs" >"$TMP/huge.out" 2>&1
+if [ "$rc" != 0 ] || ! grep -q "debuginfo  no DWARF" "$TMP/huge.out"; then
+	fail "scan with a debuglink to a 100 GB file" "exit $rc: $(head -c 300 "$TMP/huge.out")"
+elif [ "$rss" -gt "$RSS_MAX" ]; then
+	fail "scan with a debuglink to a 100 GB file" "maxrss $rss KB: its CRC was computed"
+else
+	pass "scan with a debuglink to a 100 GB file: not used, maxrss $rss KB"
+fi
 rm -rf "$TMP/huge"
 
 # --- repeated exit points -----------------------------------------------------------------------
