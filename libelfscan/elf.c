@@ -133,6 +133,14 @@ static int check_header(struct elfscan *es)
 		}
 		if (phnum == PN_XNUM)
 			phnum = es_load(es, p + shoff + (is64 ? 44 : 28), 4);
+		/* Extended numbering counts to 2^32 (2^64 in ELF64): libelf would allocate a
+		 * structure for each before a byte of them is checked. */
+		if (shnum > ES_MAX_HEADERS || phnum > ES_MAX_HEADERS)
+			return es_ferr(es, EFBIG,
+				       "section 0 at offset 0x%llx (extended numbering) gives %llu "
+				       "sections and %llu segments; expected at most %u of each",
+				       (unsigned long long)shoff, (unsigned long long)shnum,
+				       (unsigned long long)phnum, ES_MAX_HEADERS);
 		if ((es->size - shoff) / shsz < shnum)
 			return es_ferr(es, EINVAL,
 				       "section header table at offset 0x%llx (%llu entries of %zu "

@@ -28,6 +28,7 @@ struct es_dwarf;  /* dwarf.c */
 #define ES_MAX_RELOCS (64u << 20)    /* entries of a relocation section */
 #define ES_MAX_CODE (1ull << 30)     /* bytes of executable code, all sections together */
 #define ES_MAX_STRTAB (1ull << 32)   /* a string table: names are 32-bit offsets into it */
+#define ES_MAX_HEADERS (16u << 20)   /* sections, or segments, by extended numbering */
 
 /* Which rseq table a section holds, by its name. */
 enum es_tab_kind {

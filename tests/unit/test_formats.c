@@ -477,6 +477,22 @@ static void test_bad_headers_are_errors(void **state)
 	*eh = saved;
 	eh->e_shstrndx = eh->e_shnum + 3;
 	expect_error(&im, im.len, EINVAL, "section name table");
+	*eh = saved;
+	/* Extended numbering: section 0 may count to 2^64; 16M is already absurd. */
+	{
+		Elf64_Shdr *s0 = (Elf64_Shdr *)(im.b + eh->e_shoff), s0_saved = *s0;
+
+		eh->e_shnum = 0;
+		s0->sh_size = 1500000000;
+		expect_error(&im, im.len, EFBIG, "gives 1500000000 sections");
+		*eh = saved;
+		*s0 = s0_saved;
+		eh->e_phnum = PN_XNUM;
+		s0->sh_info = 0xffffffff;
+		expect_error(&im, im.len, EFBIG,
+			     "sections and 4294967295 segments; expected at most 16777216 of each");
+		*s0 = s0_saved;
+	}
 	free(im.b);
 }
 
