@@ -206,7 +206,7 @@ struct elfscan_finding {
 struct elfscan_audit {
 	struct elfscan_finding *v;
 	size_t n, cap;
-	char note[128];
+	char note[256];
 };
 
 struct range {
@@ -222,8 +222,10 @@ struct ctx {
 	struct elfscan_decoder *dec;
 	struct range *x; /* executable ranges, sorted */
 	size_t nx;
-	unsigned char *starts; /* instruction-start bitmap per exec range byte (sweep) */
-	size_t *xoff;	       /* bit offset of each range in starts */
+	struct range *sw; /* what the sweep decodes: the sections' functions, sorted */
+	size_t nsw;
+	unsigned char *starts; /* instruction-start bitmap per swept byte */
+	size_t *xoff;	       /* bit offset of each swept range in starts */
 	uint64_t *bogus;       /* descriptor addresses only dangling slots lead to */
 	size_t nbogus;
 	int err;
@@ -1023,46 +1025,104 @@ static void check_tables(struct ctx *c)
 
 static bool bit(const struct ctx *c, uint64_t addr)
 {
-	for (size_t i = 0; i < c->nx; i++) {
+	for (size_t i = 0; i < c->nsw; i++) {
 		size_t k;
 
-		/* A range whose bytes could not be read has no bits (sweep skips it). */
-		if (!c->x[i].bytes || addr < c->x[i].lo || addr >= c->x[i].hi)
+		if (addr < c->sw[i].lo || addr >= c->sw[i].hi)
 			continue;
-		k = c->xoff[i] + (addr - c->x[i].lo);
+		k = c->xoff[i] + (addr - c->sw[i].lo);
 		return c->starts[k / 8] & (1u << (k % 8));
 	}
 	return false;
 }
 
-/* Decode every executable byte once: mark instruction starts, and report direct branches
- * from outside a section into its middle. */
+/* A function of more than FUNC_MAX bytes is no symbol to trust for the extent of code. */
+#define FUNC_MAX (1u << 20)
+/* Code swept whole for want of a function symbol: tens of seconds of decoding at most. */
+#define SWEEP_MAX (64u << 20)
+
+/*
+ * What the sweep decodes: the function holding each section (its symbol's extent), or, when
+ * no symbol bounds it, the executable range holding it; sorted, overlaps merged. Never the
+ * whole of a file's code for its sake: that is what a section concerns.
+ */
+static int sweep_ranges(struct ctx *c)
+{
+	size_t n = elfscan_count(c->es), k = 0;
+
+	c->sw = calloc(n + 1, sizeof(*c->sw));
+	if (!c->sw)
+		return es_err(ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct elfscan_cs *cs = elfscan_get(c->es, i);
+		const struct range *x = in_exec(c, cs->start_ip, false);
+		uint64_t lo, hi;
+
+		if (!x || !x->bytes)
+			continue;
+		if (elfscan_func_range(c->es, cs->start_ip, &lo, &hi) || lo < x->lo || hi > x->hi ||
+		    hi - lo > FUNC_MAX) {
+			lo = x->lo;
+			hi = x->hi;
+		}
+		if (hi - lo > SWEEP_MAX) {
+			if (!c->a->note[0])
+				snprintf(c->a->note, sizeof(c->a->note),
+					 "RSEQ038 for the section at 0x%" PRIx64
+					 ": no function symbol bounds it, and its code "
+					 "[0x%" PRIx64 ", 0x%" PRIx64 ") is over 0x%x bytes",
+					 cs->start_ip + c->o->bias, lo + c->o->bias,
+					 hi + c->o->bias, SWEEP_MAX);
+			continue;
+		}
+		c->sw[k++] = (struct range){lo, hi, x->bytes + (lo - x->lo)};
+	}
+	es_qsort(c->sw, k, sizeof(*c->sw), cmp_range);
+	for (size_t i = 0; i < k; i++) {
+		struct range *last = c->nsw ? &c->sw[c->nsw - 1] : NULL;
+
+		/* Merged only within one range of bytes: the same function twice, or a
+		 * function and the whole range around it. */
+		if (last && c->sw[i].lo < last->hi &&
+		    c->sw[i].bytes == last->bytes + (c->sw[i].lo - last->lo)) {
+			if (c->sw[i].hi > last->hi)
+				last->hi = c->sw[i].hi;
+			continue;
+		}
+		c->sw[c->nsw++] = c->sw[i];
+	}
+	return 0;
+}
+
+/* Decode the code of every section's function once: mark instruction starts, and report
+ * direct branches from outside a section into its middle. */
 static void sweep(struct ctx *c)
 {
 	size_t total = 0;
 
-	c->xoff = calloc(c->nx + 1, sizeof(*c->xoff));
+	c->err = sweep_ranges(c);
+	if (c->err)
+		return;
+	c->xoff = calloc(c->nsw + 1, sizeof(*c->xoff));
 	if (!c->xoff) {
 		c->err = es_err(ENOMEM, "out of memory");
 		return;
 	}
-	for (size_t i = 0; i < c->nx; i++) {
+	for (size_t i = 0; i < c->nsw; i++) {
 		c->xoff[i] = total;
-		total += c->x[i].bytes ? c->x[i].hi - c->x[i].lo : 0;
+		total += c->sw[i].hi - c->sw[i].lo;
 	}
 	c->starts = calloc(total / 8 + 1, 1);
 	if (!c->starts) {
 		c->err = es_err(ENOMEM, "out of memory");
 		return;
 	}
-	for (size_t i = 0; i < c->nx; i++) {
-		const struct range *r = &c->x[i];
+	for (size_t i = 0; i < c->nsw; i++) {
+		const struct range *r = &c->sw[i];
 		uint64_t len = r->hi - r->lo, off = 0;
 		unsigned int step = elfscan_decoder_min_insn(c->dec);
 		struct elfscan_insn in;
 
-		if (!r->bytes)
-			continue;
 		while (off < len) {
 			const struct elfscan_cs *cs;
 			size_t k = c->xoff[i] + off;
@@ -1123,7 +1183,7 @@ static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 	if ((m == EM_X86_64 || m == EM_386) && !elfscan_read(c->es, cs->abort_ip - 7, buf, 7) &&
 	    (!memcmp(buf, "\x0f\xb9\x3d", 3) || !memcmp(buf, "\x0f\x1f\x05", 3)))
 		return true;
-	if (elfscan_func_range(c->es, cs->abort_ip, &lo, &hi) || hi - lo > (1u << 20))
+	if (elfscan_func_range(c->es, cs->abort_ip, &lo, &hi) || hi - lo > FUNC_MAX)
 		return true; /* nothing to decide with: do not guess */
 	err = elfscan_decode_range(c->dec, c->es, lo, cs->abort_ip + 1, &v, &n);
 	if (err && err != -EILSEQ)
@@ -1212,7 +1272,7 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 	int err;
 
 	if (!cs->post_commit_offset || cs->post_commit_ip < cs->start_ip ||
-	    cs->post_commit_offset > (1u << 20) || !in_exec(c, cs->start_ip, false) ||
+	    cs->post_commit_offset > FUNC_MAX || !in_exec(c, cs->start_ip, false) ||
 	    is_bogus(c, cs))
 		return false;
 	if (in_exec(c, cs->abort_ip, false) &&
@@ -1461,6 +1521,7 @@ out:
 	elfscan_audit_free(c.a);
 	elfscan_decoder_free(c.dec);
 	free(c.x);
+	free(c.sw);
 	free(c.xoff);
 	free(c.starts);
 	free(c.bogus);

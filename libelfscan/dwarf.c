@@ -57,6 +57,8 @@ struct es_dwarf {
 	Elf *self; /* our own handle on the image, so that libdw never alters es->elf */
 	Dwfl *dwfl;
 	char *copy; /* the image, where libelf is to write into it (see needs_copy()) */
+	size_t copy_len;
+	bool copy_mapped; /* copy is a private mapping of the file, not a heap copy */
 	struct es_relsec *rel;
 	size_t nrel;
 	uint64_t dwarf_bias;
@@ -86,10 +88,13 @@ void es_dwarf_free(struct es_dwarf *dw)
 		dwfl_end(dw->dwfl); /* owns dbg */
 	else if (dw->dbg)
 		dwarf_end(dw->dbg);
-	free(dw->copy);
 	free(dw->rel);
 	if (dw->self)
 		elf_end(dw->self);
+	if (dw->copy_mapped)
+		munmap(dw->copy, dw->copy_len);
+	else
+		free(dw->copy);
 	if (dw->debug_elf)
 		elf_end(dw->debug_elf);
 	if (dw->debug_fd >= 0)
@@ -114,7 +119,10 @@ static bool build_id_hex(Elf *elf, char *buf, size_t bufsz)
 		GElf_Nhdr nhdr;
 		size_t off = 0, noff, doff, i;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+		/* A separate debug file is read like the file itself: no note area is walked
+		 * past what a build-id note can need (elf.c's note_build_id()). */
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    shdr.sh_size > ES_MAX_NOTE_WALK)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data)
@@ -134,6 +142,10 @@ static bool build_id_hex(Elf *elf, char *buf, size_t bufsz)
 	return false;
 }
 
+/* The CRC of a debuglink covers the whole debug file: one larger than this (a file padded
+ * to 100 GB, sparse, costs its maker nothing) is not read through to compute it. */
+#define DEBUGLINK_CRC_MAX (8ull << 30)
+
 /* Open path as a separate debug file: ELF, with DWARF or a symbol table. */
 static bool try_debug_file(struct es_dwarf *dw, const char *path, const char *want_id,
 			   bool check_crc, uint32_t crc)
@@ -150,7 +162,8 @@ static bool try_debug_file(struct es_dwarf *dw, const char *path, const char *wa
 		void *map;
 		uLong sum;
 
-		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !sb.st_size)
+		if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !sb.st_size ||
+		    (uint64_t)sb.st_size > DEBUGLINK_CRC_MAX)
 			goto fail;
 		map = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED)
@@ -251,7 +264,8 @@ static bool by_debuglink(struct elfscan *es)
 		if (name && !strcmp(name, ".gnu_debuglink"))
 			break;
 	}
-	if (!scn || !(data = elf_rawdata(scn, NULL)) || !data->d_buf)
+	/* A file name, padding and a CRC: a bigger section holds no debuglink to read. */
+	if (!scn || shdr.sh_size > NAME_MAX + 8 || !(data = elf_rawdata(scn, NULL)) || !data->d_buf)
 		return false;
 	p = data->d_buf;
 	len = strnlen((const char *)p, data->d_size);
@@ -326,8 +340,37 @@ static bool needs_copy(Elf *elf)
 	return false;
 }
 
+/*
+ * A mapped file is mapped once more, copy-on-write: only the pages libelf writes to are
+ * copied, never the whole of what the file's headers declare (a sparse file may declare
+ * gigabytes). The file must still be the one opened; otherwise no DWARF is read.
+ */
+static char *remap_image(const struct elfscan *es, struct es_dwarf *dw)
+{
+	int fd = open(es->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	void *map = MAP_FAILED;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && st.st_dev == es->st.st_dev && st.st_ino == es->st.st_ino &&
+	    st.st_size == es->st.st_size && st.st_mtim.tv_sec == es->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == es->st.st_mtim.tv_nsec)
+		map = mmap(NULL, es->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd,
+			   0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	dw->copy = map;
+	dw->copy_len = es->size;
+	dw->copy_mapped = true;
+	return dw->copy;
+}
+
 static char *private_image(struct elfscan *es, struct es_dwarf *dw)
 {
+	if (es->unmap)
+		return remap_image(es, dw);
 	dw->copy = malloc(es->size ? es->size : 1);
 	if (dw->copy)
 		memcpy(dw->copy, es->image, es->size);

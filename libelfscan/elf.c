@@ -133,6 +133,14 @@ static int check_header(struct elfscan *es)
 		}
 		if (phnum == PN_XNUM)
 			phnum = es_load(es, p + shoff + (is64 ? 44 : 28), 4);
+		/* Extended numbering counts to 2^32 (2^64 in ELF64): libelf would allocate a
+		 * structure for each before a byte of them is checked. */
+		if (shnum > ES_MAX_HEADERS || phnum > ES_MAX_HEADERS)
+			return es_ferr(es, EFBIG,
+				       "section 0 at offset 0x%llx (extended numbering) gives %llu "
+				       "sections and %llu segments; expected at most %u of each",
+				       (unsigned long long)shoff, (unsigned long long)shnum,
+				       (unsigned long long)phnum, ES_MAX_HEADERS);
 		if ((es->size - shoff) / shsz < shnum)
 			return es_ferr(es, EINVAL,
 				       "section header table at offset 0x%llx (%llu entries of %zu "
@@ -269,10 +277,85 @@ static int check_overlap(struct elfscan *es)
 	return err;
 }
 
+/* "FILE: section NAME [i] at offset 0x.. declares 0x.. bytes; expected ..." */
+static int too_big(const struct elfscan *es, int err, size_t i, const GElf_Shdr *sh,
+		   const char *expected)
+{
+	return es_ferr(es, err, "section %s [%zu] at offset 0x%llx declares 0x%llx bytes; %s",
+		       es_secname(es, i), i, (unsigned long long)sh->sh_offset,
+		       (unsigned long long)sh->sh_size, expected);
+}
+
+/*
+ * A section the library reads whole (notes, symbol, string and relocation tables, code) must
+ * be of a size its contents can have: a declared 50 GiB of zeros in a sparse file would
+ * otherwise be walked byte by byte. *code adds up the executable sections.
+ */
+static int check_size(const struct elfscan *es, size_t i, const GElf_Shdr *sh, uint64_t *code)
+{
+	uint64_t symsz = es->wordsz == 8 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	uint64_t relsz = es->wordsz == 8 ? sizeof(Elf64_Rel) : sizeof(Elf32_Rel);
+	uint64_t relasz = es->wordsz == 8 ? sizeof(Elf64_Rela) : sizeof(Elf32_Rela);
+	uint64_t n = sh->sh_size;
+	char want[160];
+
+	if (sh->sh_type == SHT_NOBITS || sh->sh_type == SHT_NULL)
+		return 0;
+	switch (sh->sh_type) {
+	case SHT_NOTE:
+		if (n > ES_MAX_BUILD_ID_NOTE && !strcmp(es_secname(es, i), ".note.gnu.build-id")) {
+			snprintf(want, sizeof(want),
+				 "expected one build-id note of at most 0x%x bytes",
+				 ES_MAX_BUILD_ID_NOTE);
+			return too_big(es, EFBIG, i, sh, want);
+		}
+		break;
+	case SHT_SYMTAB:
+	case SHT_DYNSYM:
+		if (n / symsz > ES_MAX_SYMBOLS) {
+			snprintf(want, sizeof(want),
+				 "expected a symbol table of at most %u symbols (0x%llx bytes)",
+				 ES_MAX_SYMBOLS, (unsigned long long)(ES_MAX_SYMBOLS * symsz));
+			return too_big(es, EFBIG, i, sh, want);
+		}
+		break;
+	case SHT_STRTAB:
+		if (n > ES_MAX_STRTAB)
+			return too_big(es, EFBIG, i, sh,
+				       "expected a string table of at most 0x100000000 bytes "
+				       "(names are 32-bit offsets)");
+		break;
+	case SHT_REL:
+	case SHT_RELA:
+	case SHT_RELR:
+		n /= sh->sh_type == SHT_REL    ? relsz
+		     : sh->sh_type == SHT_RELA ? relasz
+					       : (uint64_t)es->wordsz;
+		if (n > ES_MAX_RELOCS) {
+			snprintf(want, sizeof(want),
+				 "expected a relocation section of at most %u entries",
+				 ES_MAX_RELOCS);
+			return too_big(es, EFBIG, i, sh, want);
+		}
+		break;
+	}
+	if ((sh->sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR)) {
+		*code += sh->sh_size; /* each bounded by the file size: no overflow */
+		if (*code > ES_MAX_CODE) {
+			snprintf(want, sizeof(want),
+				 "expected at most 0x%llx bytes of code in all executable sections",
+				 (unsigned long long)ES_MAX_CODE);
+			return too_big(es, EFBIG, i, sh, want);
+		}
+	}
+	return 0;
+}
+
 static int load_sections(struct elfscan *es)
 {
 	bool rel = es->ehdr.e_type == ET_REL;
-	uint64_t next = 0;
+	uint64_t next = 0, code = 0;
+	int err;
 
 	if (elf_getshdrnum(es->elf, &es->shnum) || elf_getshdrstrndx(es->elf, &es->shstrndx))
 		return es_ferr(es, EINVAL, "cannot read the section header table: %s",
@@ -318,6 +401,9 @@ static int load_sections(struct elfscan *es)
 				       "end of file (size 0x%zx)",
 				       es_secname(es, i), i, (unsigned long long)sh->sh_offset,
 				       (unsigned long long)sh->sh_size, es->size);
+		err = i ? check_size(es, i, sh, &code) : 0;
+		if (err)
+			return err;
 		if (!rel || !(sh->sh_flags & SHF_ALLOC)) {
 			es->secaddr[i] = rel ? 0 : sh->sh_addr;
 			continue;
@@ -342,6 +428,7 @@ overflow:
 
 static int load_segments(struct elfscan *es)
 {
+	uint64_t code = 0;
 	size_t phnum;
 
 	if (elf_getphdrnum(es->elf, &phnum))
@@ -366,6 +453,16 @@ static int load_segments(struct elfscan *es)
 				       "extends past end of file (size 0x%zx)",
 				       i, (unsigned long long)ph.p_offset,
 				       (unsigned long long)ph.p_filesz, es->size);
+		/* Decoded and searched whole when the file has no section headers. */
+		code += ph.p_flags & PF_X ? ph.p_filesz : 0;
+		if (code > ES_MAX_CODE)
+			return es_ferr(
+			    es, EFBIG,
+			    "segment [%zu] (PT_LOAD, executable) at offset 0x%llx declares "
+			    "0x%llx bytes; expected at most 0x%llx bytes of code in all "
+			    "executable segments",
+			    i, (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz,
+			    (unsigned long long)ES_MAX_CODE);
 		es->segs[es->nsegs++] = (struct elfscan_segment){
 		    .vaddr = ph.p_vaddr,
 		    .memsz = ph.p_memsz,
@@ -436,9 +533,14 @@ static void read_dynamic(struct elfscan *es)
 	}
 }
 
+/* The build-id note among the first ES_MAX_NOTE_WALK bytes of notes at p: linkers put it
+ * first, in a section of its own; a walk further through a huge note area finds nothing. */
 static int note_build_id(struct elfscan *es, const unsigned char *p, uint64_t len, uint64_t align)
 {
 	uint64_t a = align == 8 ? 8 : 4, off = 0;
+
+	if (len > ES_MAX_NOTE_WALK)
+		len = ES_MAX_NOTE_WALK;
 
 	while (len - off >= 12) {
 		uint64_t namesz = es_load(es, p + off, 4), descsz = es_load(es, p + off + 4, 4);
@@ -597,6 +699,7 @@ static int collect_tables(struct elfscan *es)
 			const GElf_Shdr *sh = &es->shdrs[i];
 			const char *name = es_secname(es, i);
 			struct es_tab *t;
+			unsigned int ent;
 			size_t k;
 
 			/* Only sections with bytes in the file (checked by load_sections). */
@@ -626,6 +729,20 @@ static int collect_tables(struct elfscan *es)
 					       "wraps around the address space",
 					       name, i, (unsigned long long)t->addr,
 					       (unsigned long long)t->size);
+			/* Copied whole below: refuse a size no table of ES_MAX_ENTRIES has. */
+			ent = t->kind == ES_TAB_PTRS	   ? 8
+			      : t->kind == ES_TAB_EXITS	   ? 16
+			      : t->kind == ES_TAB_SECTIONS ? 24
+			      : t->kind == ES_TAB_CS	   ? 32
+							   : 12; /* 2016 triples of 4-byte words */
+			if (t->size / ent > ES_MAX_ENTRIES) {
+				char want[128];
+
+				snprintf(want, sizeof(want),
+					 "expected a table of at most %u entries of %u bytes",
+					 ES_MAX_ENTRIES, ent);
+				return too_big(es, E2BIG, i, sh, want);
+			}
 			t->data = malloc(t->size ? t->size : 1);
 			if (!t->data)
 				return es_ferr(es, ENOMEM, "out of memory for section %s [%zu]",
@@ -1008,6 +1125,7 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	es->image = map;
 	es->size = size;
 	es->unmap = true;
+	es->st = st;
 load:
 	if (!err)
 		err = es_load_image(es);

@@ -70,7 +70,8 @@ size_t elfscan_audit_count(const struct elfscan_audit *a);
 const struct elfscan_finding *elfscan_audit_finding(const struct elfscan_audit *a, size_t i);
 /* How many findings of each severity (counts[ELFSCAN_SEV_*]). */
 void elfscan_audit_counts(const struct elfscan_audit *a, size_t counts[3]);
-/* Why the code checks did not run ("" when they did): e.g. "riscv: not decoded". */
+/* Why the code checks, or some of them, did not run ("" when they all did): e.g. "riscv: not
+ * decoded", or RSEQ038 for a section no function symbol bounds in over 64 MiB of code. */
 const char *elfscan_audit_code_note(const struct elfscan_audit *a);
 
 const struct elfscan_check *elfscan_finding_check(const struct elfscan_finding *f);

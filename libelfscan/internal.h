@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "elfscan.h"
 
@@ -15,6 +16,19 @@ struct es_dwarf;  /* dwarf.c */
 
 /* Refuse tables larger than this many entries: no real binary comes close. */
 #define ES_MAX_ENTRIES (16u << 20)
+
+/*
+ * What a section may declare before the file is refused rather than walked (load_sections()):
+ * far above what a linker writes, far below what would take minutes or gigabytes of page
+ * cache to read. A sparse file can declare 50 GiB of zeros at no cost to its maker.
+ */
+#define ES_MAX_BUILD_ID_NOTE 4096u   /* .note.gnu.build-id: one note, a digest of <= 256 bytes */
+#define ES_MAX_NOTE_WALK (64u << 10) /* bytes of other notes searched for the build-id */
+#define ES_MAX_SYMBOLS (32u << 20)   /* entries of a symbol table */
+#define ES_MAX_RELOCS (64u << 20)    /* entries of a relocation section */
+#define ES_MAX_CODE (1ull << 30)     /* bytes of executable code, all sections together */
+#define ES_MAX_STRTAB (1ull << 32)   /* a string table: names are 32-bit offsets into it */
+#define ES_MAX_HEADERS (16u << 20)   /* sections, or segments, by extended numbering */
 
 /* Which rseq table a section holds, by its name. */
 enum es_tab_kind {
@@ -46,6 +60,7 @@ struct elfscan {
 				     * headers refer to, or the caller's buffer */
 	size_t size;
 	bool unmap;	     /* image came from mmap() */
+	struct stat st;	     /* of the file mapped, to map it again (dwarf.c) */
 	unsigned char *copy; /* image, when it is a private copy of the caller's buffer */
 	Elf *elf;
 	GElf_Ehdr ehdr;

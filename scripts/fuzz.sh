@@ -12,7 +12,7 @@ trap 'rm -rf "$work/corpus"' EXIT
 mkdir -p "$work/corpus" "$work/artifacts"
 
 n=0
-for dir in "$top/tests/fixtures/bin" "$top/tests/fixtures/bad"; do
+for dir in "$top/tests/fixtures/bin" "$top/tests/fixtures/bad" "$top/tests/fixtures/hostile"; do
 	[ -d "$dir" ] || continue
 	while IFS= read -r -d '' f; do
 		cp "$f" "$work/corpus/seed-$n"

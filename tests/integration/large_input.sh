@@ -3,7 +3,7 @@
 # Large input costs what its contents cost: a file padded to 100 GB (sparse) scans and audits
 # with the same output as the file itself; 1,000,000 identical exit points give one finding
 # with a count (text, JSON, SARIF), not a million; audit's memory does not grow with the
-# number of files (the figure is printed).
+# number of files (the figure is printed); a section that declares 50 GiB is refused unread.
 source "$(dirname "$0")/../lib.sh"
 
 [ -x /usr/bin/python3 ] && python3() { /usr/bin/python3 "$@"; }
@@ -46,6 +46,103 @@ else
 	done
 	rm -rf "$TMP/padded"
 fi
+
+# --- sections that declare 50 GiB ---------------------------------------------------------------
+# A section header declaring 50 GiB at offset 1 GiB of a 100 GB sparse file (mkhuge.py): scan and
+# audit answer with exit 2 and one line naming the file, the section and what was expected,
+# without walking the zeros. timeout only turns a hang into a failure; the bound asserted is
+# memory: every page of the file that a walk touches counts in maxrss (it was 7 to 12 GB).
+MKHUGE=$TOP/tests/tools/mkhuge.py
+bounded() { # ERRFILE CMD...: "EXIT MAXRSS_KB" of rseqdbg CMD... (stderr to ERRFILE)
+	python3 -c '
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as err:
+    rc = subprocess.run(["timeout", "60"] + sys.argv[2:], stdout=subprocess.DEVNULL,
+                        stderr=err).returncode
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+# sanitizer builds map shadow memory: the bound is loose enough for them too
+RSS_MAX=$((256 << 10))
+mkdir -p "$TMP/huge"
+for c in "note .note.gnu.build-id" "text .text" "text-segment .text --segment" \
+	"rseq-cs __rseq_cs" "ptr-array __rseq_cs_ptr_array" "symtab .symtab --size 0xc00000000" \
+	"strtab .strtab" "rela-dyn .rela.dyn --size 0xc00000000"; do
+	read -r name sec opt <<<"$c"
+	f=$TMP/huge/$name
+	# shellcheck disable=SC2086
+	if ! python3 "$MKHUGE" "$FIX/bin/x86_64/cs-pie-dwarf" "$f" "$sec" $opt 2>"$TMP/huge.err"; then
+		fail "make $name" "$(head -c 300 "$TMP/huge.err")"
+		continue
+	fi
+	if [ "$(du -k "$f" | cut -f1)" -gt 4096 ]; then
+		fail "$name: 100 GB sparse file" "$TMP does not hold sparse files"
+		break
+	fi
+	for cmd in scan audit; do
+		read -r rc rss < <(bounded "$TMP/huge.err" "$RSEQDBG" "$cmd" "$f")
+		line=$(head -n 1 "$TMP/huge.err")
+		if [ "$rc" != 2 ] || [ "$(wc -l <"$TMP/huge.err")" -ne 1 ]; then
+			fail "$cmd of a $sec of 50 GiB ($name)" "exit $rc: $(head -c 300 "$TMP/huge.err")"
+		elif [[ "$line" != "rseqdbg: $cmd: $f: section $sec ["*"] at offset 0x40000000 declares 0x"*" bytes; expected "?* ]]; then
+			fail "$cmd of a $sec of 50 GiB ($name)" "unclear: $line"
+		elif [ "$rss" -gt "$RSS_MAX" ]; then
+			fail "$cmd of a $sec of 50 GiB ($name)" "maxrss $rss KB: the section was read"
+		else
+			pass "$cmd of a $sec of 50 GiB ($name): exit 2, one line, maxrss $rss KB"
+		fi
+	done
+	rm -f "$f"
+done
+# Code within the limit (512 MiB, one segment with it): audit decodes the function of each
+# critical section, not the whole; without symbols it says which section went unchecked.
+python3 "$MKHUGE" "$FIX/bin/x86_64/cs-pie-dwarf" "$TMP/huge/code" .text --segment \
+	--size 0x20000000
+strip -o "$TMP/huge/stripped.tmp" "$FIX/bin/x86_64/cs-pie-dwarf"
+python3 "$MKHUGE" "$TMP/huge/stripped.tmp" "$TMP/huge/stripped" .text --segment --size 0x20000000
+for f in code stripped; do
+	read -r rc rss < <(bounded "$TMP/huge.err" "$RSEQDBG" audit --check RSEQ038 \
+		--check RSEQ031 "$TMP/huge/$f")
+	if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+		fail "audit of 512 MiB of code ($f)" "exit $rc: $(head -c 300 "$TMP/huge.err")"
+	elif [ "$rss" -gt "$RSS_MAX" ]; then
+		fail "audit of 512 MiB of code ($f)" "maxrss $rss KB: the code was decoded whole"
+	else
+		pass "audit of 512 MiB of code ($f): exit $rc, maxrss $rss KB"
+	fi
+done
+"$RSEQDBG" audit --check RSEQ038 "$TMP/huge/stripped" >"$TMP/huge.out" 2>&1
+check "without symbols, audit says RSEQ038 went unchecked in 512 MiB of code" \
+	grep -q "code checks skipped: RSEQ038 for the section at 0x.*is over 0x4000000 bytes" \
+	"$TMP/huge.out"
+# Compressed DWARF, which libelf decompresses in place, in a file whose headers reach 1 GiB:
+# the file is mapped again copy-on-write, not copied (that took 11 s and 2 GB).
+python3 "$MKHUGE" "$FIX/bin/x86_64/cs-pie-zdebug" "$TMP/huge/zdebug" .eh_frame \
+	--offset 0x40000000 --size 0x100000 --total 0x40100000
+read -r rc rss < <(bounded "$TMP/huge.err" "$RSEQDBG" scan "$TMP/huge/zdebug")
+"$RSEQDBG" scan "$TMP/huge/zdebug" >"$TMP/huge.out" 2>&1
+if [ "$rc" != 0 ] || ! grep -q "rseq_inc+0xe (cs-x86_64.S:53)" "$TMP/huge.out"; then
+	fail "scan of compressed DWARF, headers reaching 1 GiB" "exit $rc: $(head -c 300 "$TMP/huge.out")"
+elif [ "$rss" -gt "$RSS_MAX" ]; then
+	fail "scan of compressed DWARF, headers reaching 1 GiB" "maxrss $rss KB: the file was copied"
+else
+	pass "scan of compressed DWARF, headers reaching 1 GiB: lines read, maxrss $rss KB"
+fi
+# A .gnu_debuglink naming a debug file padded to 100 GB: its CRC, which covers the whole
+# file, is not computed (that read the 100 GB); the file is not used.
+objcopy --only-keep-debug "$FIX/bin/x86_64/cs-pie-dwarf" "$TMP/huge/cs.debug"
+objcopy --strip-debug --add-gnu-debuglink="$TMP/huge/cs.debug" "$FIX/bin/x86_64/cs-pie-dwarf" \
+	"$TMP/huge/cs"
+truncate -s 100G "$TMP/huge/cs.debug"
+read -r rc rss < <(bounded "$TMP/huge.err" "$RSEQDBG" scan "$TMP/huge/cs")
+"$RSEQDBG" scan "$TMP/huge/cs" >"$TMP/huge.out" 2>&1
+if [ "$rc" != 0 ] || ! grep -q "debuginfo  no DWARF" "$TMP/huge.out"; then
+	fail "scan with a debuglink to a 100 GB file" "exit $rc: $(head -c 300 "$TMP/huge.out")"
+elif [ "$rss" -gt "$RSS_MAX" ]; then
+	fail "scan with a debuglink to a 100 GB file" "maxrss $rss KB: its CRC was computed"
+else
+	pass "scan with a debuglink to a 100 GB file: not used, maxrss $rss KB"
+fi
+rm -rf "$TMP/huge"
 
 # --- repeated exit points -----------------------------------------------------------------------
 # One section with 1,000,000 copies of one valid exit point (999,999 duplicates), 1,000 of an

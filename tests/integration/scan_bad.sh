@@ -184,15 +184,16 @@ check "audit text of hostile names under that path: no raw control byte" \
 	test "$(LC_ALL=C grep -c '[[:cntrl:]]' "$TMP/out")" -eq 0 -a -s "$TMP/out"
 rm -f "$bad_path"
 
-# Inputs the fuzzer once crashed the library with (tests/fixtures/bad): scanned and audited,
-# exit 0, 1 or 2, and no sanitizer report.
-for f in "$FIX"/bad/*; do
+# Inputs the fuzzer once crashed the library with (tests/fixtures/bad), and small sections of
+# zeros at a far offset (tests/fixtures/hostile): scanned and audited, exit 0, 1 or 2, and no
+# sanitizer report.
+for f in "$FIX"/bad/* "$FIX"/hostile/*; do
 	[ -f "$f" ] || continue
 	for cmd in scan audit; do
 		"$RSEQDBG" $cmd "$f" >/dev/null 2>"$TMP/fz.err"
 		rc=$?
 		if sanitized "$cmd ${f##*/}" "$TMP/fz.err"; then
-			check "$cmd ${f##*/} (fuzzer reproducer): exit $rc, no crash" test $rc -le 2
+			check "$cmd ${f#"$FIX"/}: exit $rc, no crash" test $rc -le 2
 		fi
 	done
 done

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "elfscan-audit.h"
 #include "elfscan.h"
 #include "fixture.h"
 #include "unit.h"
@@ -476,6 +477,22 @@ static void test_bad_headers_are_errors(void **state)
 	*eh = saved;
 	eh->e_shstrndx = eh->e_shnum + 3;
 	expect_error(&im, im.len, EINVAL, "section name table");
+	*eh = saved;
+	/* Extended numbering: section 0 may count to 2^64; 16M is already absurd. */
+	{
+		Elf64_Shdr *s0 = (Elf64_Shdr *)(im.b + eh->e_shoff), s0_saved = *s0;
+
+		eh->e_shnum = 0;
+		s0->sh_size = 1500000000;
+		expect_error(&im, im.len, EFBIG, "gives 1500000000 sections");
+		*eh = saved;
+		*s0 = s0_saved;
+		eh->e_phnum = PN_XNUM;
+		s0->sh_info = 0xffffffff;
+		expect_error(&im, im.len, EFBIG,
+			     "sections and 4294967295 segments; expected at most 16777216 of each");
+		*s0 = s0_saved;
+	}
 	free(im.b);
 }
 
@@ -523,6 +540,82 @@ static void test_bad_sections_are_errors(void **state)
 	free(im.b);
 }
 
+/* The image with section name's bytes moved past the end of the file and declared as size
+ * bytes of zeros there: the shape of a sparse file whose header declares gigabytes, at a size
+ * a unit test holds in memory (tests/integration/large_input.sh runs the gigabytes). */
+static struct image moved_to_zeros(const char *path, const char *name, size_t size)
+{
+	struct image src = load(path), im;
+	size_t off = (src.len + 0xfff) & ~(size_t)0xfff;
+	Elf64_Shdr *sh;
+
+	im.len = off + size;
+	im.b = calloc(1, im.len);
+	assert_non_null(im.b);
+	memcpy(im.b, src.b, src.len);
+	free(src.b);
+	sh = shdr_named(&im, name);
+	sh->sh_offset = off;
+	sh->sh_size = size;
+	return im;
+}
+
+static void test_sections_of_zeros_are_read_within_bounds(void **state)
+{
+	static const char *const names[] = {".text",   "__rseq_cs", "__rseq_cs_ptr_array",
+					    ".symtab", ".strtab",   ".rela.dyn"};
+	struct elfscan_audit *a;
+	struct elfscan *es;
+	struct image im;
+
+	/* A build-id section larger than one note can be is refused, saying what was expected. */
+	im = moved_to_zeros(BIN "x86_64/cs-pie-dwarf", ".note.gnu.build-id", 0x2000);
+	expect_error(&im, im.len, EFBIG,
+		     "section .note.gnu.build-id [2] at offset 0x4000 declares 0x2000 bytes; "
+		     "expected one build-id note of at most 0x1000 bytes");
+	free(im.b);
+	/* Up to that size its zeros are empty notes, walked to the end: no build-id. */
+	im = moved_to_zeros(BIN "x86_64/cs-pie-dwarf", ".note.gnu.build-id", 0x1000);
+	assert_int_equal(elfscan_open_mem(im.b, im.len, NULL, &es), 0);
+	assert_null(elfscan_build_id(es));
+	elfscan_close(es);
+	free(im.b);
+	/* Another note section is searched for the build-id note in its first 64 KiB only:
+	 * its zeros are 12-byte empty notes, the last whole one before the note at 0xffd8. */
+	for (size_t at = 0xffd8; at <= 0xffe4; at += 12) {
+		struct image src = load(BIN "x86_64/cs-pie-dwarf");
+		Elf64_Shdr *sh;
+
+		im = moved_to_zeros(BIN "x86_64/cs-pie-dwarf", ".note.gnu.build-id", 0x20000);
+		sh = shdr_named(&im, ".note.gnu.build-id");
+		memcpy(im.b + sh->sh_offset + at,
+		       src.b + shdr_named(&src, ".note.gnu.build-id")->sh_offset, 0x24);
+		sh->sh_name += strlen(".note.gnu"); /* ".build-id" */
+		assert_int_equal(elfscan_open_mem(im.b, im.len, NULL, &es), 0);
+		if (at + 0x24 <= 0x10000)
+			assert_non_null(elfscan_build_id(es));
+		else
+			assert_null(elfscan_build_id(es));
+		elfscan_close(es);
+		free(im.b);
+		free(src.b);
+	}
+	/* Code, tables, symbols, names and relocations of zeros (0x2010 bytes: a whole number of
+	 * entries of each) open and audit; the sections come from the other tables. */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		im = moved_to_zeros(BIN "x86_64/cs-pie-dwarf", names[i], 0x2010);
+		es = NULL;
+		if (elfscan_open_mem(im.b, im.len, NULL, &es))
+			fail_msg("%s of zeros: %s", names[i], elfscan_errmsg());
+		assert_int_equal(elfscan_count(es), 6);
+		if (elfscan_audit(es, NULL, &a))
+			fail_msg("audit, %s of zeros: %s", names[i], elfscan_errmsg());
+		elfscan_audit_free(a);
+		elfscan_close(es);
+		free(im.b);
+	}
+}
+
 static void test_not_elf_empty_and_directory_are_errors(void **state)
 {
 	struct elfscan *es = NULL;
@@ -561,6 +654,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_truncated_at_every_length_is_an_error),
 	    cmocka_unit_test(test_bad_headers_are_errors),
 	    cmocka_unit_test(test_bad_sections_are_errors),
+	    cmocka_unit_test(test_sections_of_zeros_are_read_within_bounds),
 	    cmocka_unit_test(test_not_elf_empty_and_directory_are_errors),
 	};
 
