@@ -127,9 +127,9 @@ fi
 # clean NAME ARGS...: ARGS --out $TMP/NAME.report >$TMP/NAME until the program counted no
 # abort.
 clean() {
-	local name=$1 k
+	local name=$1
 	shift
-	for k in 1 2 3 4 5 6 7 8; do
+	for _ in 1 2 3 4 5 6 7 8; do
 		"$@" --out "$TMP/$name.report" >"$TMP/$name" 2>&1
 		grep -q '^aborts=0$' "$TMP/$name.report" && return
 	done

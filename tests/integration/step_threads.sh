@@ -14,23 +14,28 @@ if ! have_ptrace; then
 fi
 kv() { sed -n "s/^$2=//p" "$1"; }
 
-# attach_case NAME EXTRA...: step the third thread (a worker) of a 4-worker run
+# attach_case NAME EXTRA...: step the third thread (a worker) of a 4-worker run, 30000
+# instructions. The state of every other worker is noted while it steps: the stepping is
+# stopped (SIGINT) only once that is done, so a fast machine cannot end it before.
 attach_case() {
 	local name=$1; shift
-	local rep="$TMP/$name.rep" out="$TMP/$name.json" p worker rc states=""
+	local rep="$TMP/$name.rep" out="$TMP/$name.json" p worker rc states="" t
 	# runs until told to end (SIGTERM), however slowly it is stepped
 	"$WL" --mode counter --threads 4 --seconds 600 --out "$rep" &
 	p=$!
 	wait_tasks $p 5
-	worker=$(ls /proc/$p/task | sort -n | sed -n 3p)
-	"$RSEQDBG" step --pid $p --tid "$worker" --quiet --json --count 30000 "$@" >"$out" 2>&1 &
+	worker=$(printf '%s\n' /proc/$p/task/* | sed 's|.*/||' | sort -n | sed -n 3p)
+	"$RSEQDBG" step --pid $p --tid "$worker" --json --until 0x1 "$@" >"$out" 2>&1 &
 	local d=$!
-	# While it steps, note the state of every other worker.
-	wait_grep '"type":"passage"' "$out"
-	for t in $(ls /proc/$p/task); do
+	wait_for -p $d -i 0.2 120 "$name: the stepped thread's first 30000 instructions" \
+		sh -c "[ \$(grep -c '\"type\":\"step\"' '$out') -ge 30000 ]"
+	for t in /proc/$p/task/*; do
+		t=${t##*/}
 		[ "$t" = "$worker" ] || [ "$t" = "$p" ] && continue
 		states="$states$(awk '{print $3}' /proc/$p/task/$t/stat 2>/dev/null)"
 	done
+	kill -0 $d 2>/dev/null || states="$states(rseqdbg had ended)"
+	kill -INT $d
 	wait $d
 	rc=$?
 	kill -TERM $p
