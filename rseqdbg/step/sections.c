@@ -6,6 +6,7 @@
 
 #include "step/breakpoint.h"
 #include "step/stepper.h"
+#include "symfmt.h"
 
 static int sec_cmp(const void *a, const void *b)
 {
@@ -18,17 +19,26 @@ void sec_free(struct section *s)
 {
 	free(s->func);
 	free(s->file);
+	free(s->label);
 }
 
 static void name_section(struct stepper *st, struct section *s)
 {
 	const struct rd_module *m = rd_modules_find(&st->mods, s->start);
 	struct elfscan_loc loc;
+	char buf[RD_LOC_LEN];
 
 	if (m && m->es && elfscan_symbolize(m->es, s->start - m->bias, &loc) == 0) {
 		s->func = loc.func ? strdup(loc.func) : NULL;
 		s->file = loc.file ? strdup(base_name(loc.file)) : NULL;
 		s->line = loc.line;
+		s->inlined = loc.func && loc.inlined;
+		/* A section is named by its function, or by the inlined operation it is part of,
+		 * as scan and trace name it: "op (bits.h:35) inlined in caller+0x9b (f.c:120)". */
+		if (!s->inlined)
+			loc.func_off = 0;
+		if (loc.func)
+			s->label = strdup(rd_loc_str(&loc, buf, sizeof(buf)));
 	}
 }
 

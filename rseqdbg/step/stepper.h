@@ -50,6 +50,8 @@ struct section {
 	enum sec_source src;
 	char *func, *file;
 	int line;
+	char *label;  /* the text output's name: "func (file:line)", or the inline chain's */
+	bool inlined; /* its start is in inlined code: JSON gives the chain */
 	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
 	size_t nexits;
 	bool exits_known;
