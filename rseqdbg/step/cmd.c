@@ -60,37 +60,142 @@ static void install_handlers(void)
 	atexit(bp_atexit);
 }
 
-static int resolve(struct stepper *st, const char *spec, uint64_t *addr)
+/*
+ * --from: breakpoints at every place it names, looked for again each time the modules
+ * change, as a debugger's pending breakpoint: a name of a library is known only once the
+ * dynamic loader mapped it (at startup, or at a dlopen). The loader calls its rendezvous
+ * function _dl_debug_state() after each change of its list of objects; a breakpoint there
+ * says when to read /proc/PID/maps again.
+ */
+struct from {
+	uint64_t *addr; /* planted */
+	size_t n;
+	bool named;	     /* a function name, not a number or FILE:LINE */
+	bool seen;	     /* some module had it */
+	uint64_t rendezvous; /* _dl_debug_state(), 0 when not planted */
+	pid_t over;	     /* the thread single-stepped over the rendezvous breakpoint */
+};
+
+static void from_free(struct from *f)
 {
-	unsigned long long v;
-
-	if (rd_parse_u64(spec, &v)) {
-		*addr = v;
-		return 0;
-	}
-	for (size_t i = 0; i < st->mods.n; i++) {
-		struct rd_module *m = &st->mods.v[i];
-		uint64_t a;
-
-		if (m->es && elfscan_resolve(m->es, spec, &a) == 0) {
-			*addr = a + m->bias;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	free(f->addr);
+	f->addr = NULL;
+	f->n = 0;
 }
 
-/* Run everything at full speed to a breakpoint at addr; the thread that hits it is ours. */
-static int run_to(struct stepper *st, uint64_t addr)
+/* Plant a breakpoint at each place --from names now that is not yet one. */
+static int from_plant(struct stepper *st, struct from *f)
+{
+	uint64_t *v;
+	int n = resolve_all(st, st->o.from, &v), ret;
+
+	if (n < 0)
+		return rd_error("--from: out of memory");
+	f->seen |= n > 0;
+	for (int i = 0; i < n; i++) {
+		const struct section *s;
+		uint64_t *nv;
+
+		if (addr_in(v[i], f->addr, f->n))
+			continue;
+		ret = rd_bp_plant(v[i]);
+		if (ret < 0) {
+			free(v);
+			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s",
+					v[i], plant_error(ret));
+		}
+		nv = realloc(f->addr, (f->n + 1) * sizeof(*nv));
+		if (!nv) {
+			free(v);
+			return rd_error("--from: out of memory");
+		}
+		f->addr = nv;
+		f->addr[f->n++] = v[i];
+		s = sec_find(st, v[i]);
+		if (s)
+			rd_warn("--from %s (%#" PRIx64
+				") is inside the critical section at %#" PRIx64
+				": the stop there aborts it to %#" PRIx64,
+				st->o.from, v[i], s->start, s->abort);
+	}
+	free(v);
+	return 0;
+}
+
+/* Forget the places in modules no longer mapped (dlclose): the address may be another
+ * module's by the next rendezvous. */
+static void from_prune(struct stepper *st, struct from *f)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < f->n; i++) {
+		if (rd_modules_find(&st->mods, f->addr[i]))
+			f->addr[keep++] = f->addr[i];
+		else
+			rd_bp_remove(f->addr[i]);
+	}
+	f->n = keep;
+}
+
+/* The breakpoint on the dynamic loader's rendezvous function, where a module that has it is
+ * mapped (the loader; none in a static program). */
+static void plant_rendezvous(struct stepper *st, struct from *f)
+{
+	f->rendezvous = 0;
+	f->over = 0;
+	if (!f->named)
+		return;
+	for (size_t i = 0; i < st->mods.n; i++) {
+		const struct rd_module *m = &st->mods.v[i];
+		uint64_t a;
+
+		if (m->es && elfscan_resolve(m->es, "_dl_debug_state", &a) == 0 &&
+		    rd_bp_plant(a + m->bias) == 0) {
+			f->rendezvous = a + m->bias;
+			return;
+		}
+	}
+}
+
+/* Forget the places of an address space that went away (exec), and find them in the new one. */
+static int from_exec(struct stepper *st, struct from *f, const struct rd_event *ev)
+{
+	handle_exec(st, ev);
+	f->n = 0;
+	plant_rendezvous(st, f);
+	return from_plant(st, f);
+}
+
+/* Let the threads held at the rendezvous run (into it again, when it is planted). */
+static void release_waiting(struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++) {
+		struct rd_thread *t = &st->tr.t[i];
+
+		if (t->held && t->state == RD_T_STOPPED)
+			rd_pt_cont(&st->tr, t, 0);
+		t->held = false;
+	}
+}
+
+/* The thread stepped over the rendezvous breakpoint stopped: plant it again. */
+static void rendezvous_passed(struct stepper *st, struct from *f)
+{
+	f->over = 0;
+	if (f->rendezvous)
+		rd_bp_plant(f->rendezvous);
+	release_waiting(st);
+}
+
+/* Run everything at full speed to a breakpoint of f; the thread that hits it is ours. */
+static int run_to(struct stepper *st, struct from *f)
 {
 	struct rd_event ev;
+	struct rd_thread *t;
+	uint64_t bp;
 	rd_regs_t r;
 	int ret;
 
-	ret = rd_bp_plant(addr);
-	if (ret < 0)
-		return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", addr,
-				plant_error(ret));
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].state == RD_T_STOPPED && !st->tr.t[i].held)
 			rd_pt_cont(&st->tr, &st->tr.t[i], 0);
@@ -106,34 +211,75 @@ static int run_to(struct stepper *st, uint64_t addr)
 		if (ev.kind == RD_EV_EXITED) {
 			if (st->tr.exited)
 				return -ESRCH;
+			if (ev.tid == f->over)
+				rendezvous_passed(st, f);
 			continue;
 		}
 		if (ev.kind == RD_EV_EXEC) {
-			handle_exec(st, &ev);
-			if (resolve(st, st->o.from, &addr) == 0)
-				rd_bp_plant(addr);
+			ret = from_exec(st, f, &ev);
+			if (ret)
+				return ret;
 			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
 			continue;
 		}
-		if (undo_bp_trap(ev.tid, &ev, &r, false) == addr) {
-			rd_bp_remove(addr);
-			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+		t = rd_pt_thread(&st->tr, ev.tid);
+		if (!t)
+			continue;
+		if (ev.tid == f->over) {
+			rendezvous_passed(st, f);
+			if (ev.kind == RD_EV_TRAP && ev.code != RD_ARCH_BP_CODE) {
+				rd_pt_cont(&st->tr, t, 0); /* the step's own trap */
+				continue;
+			}
+		}
+		/* With ever: a thread that hit the rendezvous while it was lifted comes back onto
+		 * it too. */
+		bp = undo_bp_trap(ev.tid, &ev, &r, true);
+		if (bp && addr_in(bp, f->addr, f->n)) {
+			for (size_t i = 0; i < f->n; i++)
+				rd_bp_remove(f->addr[i]);
+			if (f->rendezvous && !f->over)
+				rd_bp_remove(f->rendezvous);
+			f->rendezvous = 0;
+			release_waiting(st);
+			set_cur(st, t);
 			/* It ran at full speed: objects mapped since (libc, dlopen) are read on the
 			 * first step, so an address there is named. */
 			st->maps_dirty = true;
 			return 0;
 		}
+		if (bp && bp == f->rendezvous) {
+			if (f->over) {
+				t->held = true; /* stepped over when the other one is */
+				continue;
+			}
+			/* The loader's list of objects changed: the new ones are named now. */
+			load_modules(st);
+			from_prune(st, f);
+			ret = from_plant(st, f);
+			if (ret)
+				return ret;
+			rd_bp_remove(f->rendezvous);
+			if (rd_pt_singlestep(&st->tr, t, 0) == 0)
+				f->over = ev.tid;
+			else
+				rd_bp_plant(f->rendezvous);
+			continue;
+		}
+		if (bp) {
+			rd_pt_cont(&st->tr, t, 0);
+			continue;
+		}
 		if (ev.kind == RD_EV_FORK) {
 			release_child(st, &ev);
-			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			rd_pt_cont(&st->tr, t, 0);
 			continue;
 		}
 		if (ev.kind == RD_EV_CLONE) {
-			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			rd_pt_cont(&st->tr, t, 0);
 			continue;
 		}
-		rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid),
-			   ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
+		rd_pt_cont(&st->tr, t, ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
 	}
 }
 
@@ -163,7 +309,9 @@ static void usage(FILE *f)
 	    "  --no-pin             leave the stepped thread's CPU affinity alone (default: hold\n"
 	    "                       it and rseqdbg on one CPU while stepping, then restore it)\n"
 	    "  -h, --help           this help\n\n"
-	    "SYM is a function name as the source spells it, FILE:LINE or an address.\n");
+	    "SYM is a function name as the source spells it (its inlined copies too), FILE:LINE\n"
+	    "or an address. A name no module has yet is looked for again as libraries are\n"
+	    "loaded; it is an error only if the program ends first.\n");
 }
 
 enum {
@@ -295,23 +443,44 @@ static int stepper_init(struct stepper *st)
 	return 0;
 }
 
-/* --until and --from as addresses. Resolved before running anything so a bad name leaves the
- * program untouched. */
-static int resolve_targets(struct stepper *st, uint64_t *from_addr)
+/* --until and --from as addresses. A number or FILE:LINE is resolved before running anything,
+ * so a bad one leaves the program untouched; a function name is looked for again as modules
+ * are mapped, and is an error only when the program ends without one that has it. */
+static int resolve_targets(struct stepper *st, struct from *f)
 {
-	const struct section *s;
+	uint64_t *v;
+	int n;
 
-	if (st->o.until && resolve(st, st->o.until, &st->until_addr) < 0)
-		return rd_error("--until: unknown symbol '%s' in process %d (%zu modules searched)",
-				st->o.until, st->tr.pid, st->mods.n);
-	if (st->o.from && resolve(st, st->o.from, from_addr) < 0)
-		return rd_error("--from: unknown symbol '%s' in process %d (%zu modules searched)",
+	if (st->o.until) {
+		st->until_named = !spec_is_place(st->o.until);
+		n = resolve_all(st, st->o.until, &v);
+		if (n > 0)
+			st->until_addr = v[0];
+		st->until_seen = n > 0;
+		free(v);
+		if (n < 0)
+			return rd_error("--until: out of memory");
+		if (!n && !st->until_named)
+			return rd_error("--until: no code at '%s' in process %d (%zu modules "
+					"searched)",
+					st->o.until, st->tr.pid, st->mods.n);
+	}
+	if (!st->o.from)
+		return 0;
+	f->named = !spec_is_place(st->o.from);
+	if (from_plant(st, f))
+		return EXIT_ERROR;
+	if (!f->n && !f->named) {
+		rd_bp_remove_all();
+		return rd_error("--from: no code at '%s' in process %d (%zu modules searched)",
 				st->o.from, st->tr.pid, st->mods.n);
-	s = st->o.from ? sec_find(st, *from_addr) : NULL;
-	if (s)
-		rd_warn("--from %s (%#" PRIx64 ") is inside the critical section at %#" PRIx64
-			": the stop there aborts it to %#" PRIx64,
-			st->o.from, *from_addr, s->start, s->abort);
+	}
+	plant_rendezvous(st, f);
+	if (!f->n && !st->tr.launched)
+		rd_warn(
+		    "--from: no function '%s' in the %zu modules of process %d yet: waiting for "
+		    "one that has it to be loaded",
+		    st->o.from, st->mods.n, st->tr.pid);
 	return 0;
 }
 
@@ -327,7 +496,7 @@ static void lock_others(struct stepper *st, pid_t stepped)
 /* Make the thread to step the current one, stopped: the first thread (a given --tid, else
  * the main thread), or with --from the first thread to reach it. st->end is set when it
  * ends here without an error. */
-static int start(struct stepper *st, uint64_t from_addr)
+static int start(struct stepper *st, struct from *f)
 {
 	pid_t first = st->o.tid ? st->o.tid : st->tr.pid;
 	struct rd_thread *t;
@@ -353,13 +522,18 @@ static int start(struct stepper *st, uint64_t from_addr)
 		set_cur(st, t);
 		return 0;
 	}
-	ret = run_to(st, from_addr);
+	ret = run_to(st, f);
 	if (ret == -EINTR) {
 		st->end = "interrupted";
 		return 0;
 	}
 	if (ret == -ESRCH) {
 		st->end = "exited";
+		if (!f->seen)
+			return rd_error(
+			    "--from: no function '%s' in process %d: the program ended "
+			    "without loading a module that has it (%zu modules searched)",
+			    st->o.from, st->tr.pid, st->mods.n);
 		return rd_error("--from: the program ended before reaching '%s'", st->o.from);
 	}
 	if (ret)
@@ -403,7 +577,8 @@ static bool file_bytes(void *ctx, uint64_t addr, uint8_t *buf)
 int cmd_step(int argc, char **argv)
 {
 	struct stepper st = {0};
-	uint64_t from_addr = 0;
+	struct from from = {0};
+	bool until_missing = false;
 	int ret;
 
 	rd_tracee_init(&st.tr);
@@ -436,15 +611,16 @@ int cmd_step(int argc, char **argv)
 		ret = rd_error("--tid %d: no such thread in process %d", st.o.tid, st.tr.pid);
 		goto out;
 	}
-	ret = resolve_targets(&st, &from_addr);
+	ret = resolve_targets(&st, &from);
 	if (ret)
 		goto out;
-	ret = start(&st, from_addr);
+	ret = start(&st, &from);
 	if (ret)
 		goto out;
 	ret = st.end ? EXIT_OK : step_loop(&st);
 	fflush(stdout);
 	print_summary(&st);
+	until_missing = !ret && st.until_named && !st.until_seen && !strcmp(st.end, "exited");
 out:
 	fflush(stdout);
 	check_output();
@@ -452,6 +628,10 @@ out:
 	print_end(&st, st.o.detach);
 	fflush(stdout);
 	check_output();
+	if (until_missing && !out_errno)
+		ret = rd_error("--until: no function '%s' in process %d: the program ended without "
+			       "loading a module that has it (%zu modules searched)",
+			       st.o.until, st.tr.pid, st.mods.n);
 	if (out_errno)
 		ret = rd_error(
 		    "writing the output: %s: breakpoints removed, %s", strerror(out_errno),
@@ -460,6 +640,7 @@ out:
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),
 			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
+	from_free(&from);
 	stepper_free(&st);
 	return ret;
 }

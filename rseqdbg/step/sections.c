@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The critical sections the stepper knows: those of the descriptor tables of every mapped
  * module, at runtime addresses, and those learned from a thread's rseq_cs at run time. */
+#include <elf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "step/breakpoint.h"
 #include "step/stepper.h"
 #include "symfmt.h"
@@ -144,6 +147,18 @@ void symcache_clear(struct stepper *st)
 	}
 }
 
+/* --until NAME at the lowest address of the modules mapped now (a library loaded, moved or
+ * gone changes it); 0 while none has it. */
+static void resolve_until(struct stepper *st)
+{
+	uint64_t *v;
+	int n = resolve_all(st, st->o.until, &v);
+
+	st->until_addr = n > 0 ? v[0] : 0;
+	st->until_seen |= n > 0;
+	free(v);
+}
+
 int load_modules(struct stepper *st)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
@@ -163,6 +178,8 @@ int load_modules(struct stepper *st)
 	st->nunknown = 0;
 	st->maps_dirty = false;
 	load_table_sections(st);
+	if (st->until_named)
+		resolve_until(st);
 	return ret;
 }
 
@@ -218,4 +235,83 @@ void compute_exits(struct stepper *st, struct section *s)
 						     s->exits + s->nexits, MAX_EXITS - s->nexits);
 	}
 	free(code);
+}
+
+bool spec_is_place(const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	unsigned long long v;
+
+	return rd_parse_u64(spec, &v) ||
+	       (colon && colon != spec && colon[1] >= '0' && colon[1] <= '9' &&
+		strspn(colon + 1, "0123456789") == strlen(colon + 1));
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The dynamic loader: a shared object (not a PIE) with the loader's rendezvous function. */
+static bool is_loader(const struct rd_module *m)
+{
+	uint64_t a;
+
+	return elfscan_type(m->es) == ET_DYN && !elfscan_is_pie(m->es) &&
+	       elfscan_resolve(m->es, "_dl_debug_state", &a) == 0;
+}
+
+int resolve_all(struct stepper *st, const char *spec, uint64_t **out)
+{
+	unsigned long long num;
+	uint64_t *v = NULL;
+	size_t n = 0, k = 0;
+
+	*out = NULL;
+	if (rd_parse_u64(spec, &num)) {
+		v = malloc(sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		v[0] = num;
+		*out = v;
+		return 1;
+	}
+	for (size_t i = 0; i < st->mods.n; i++) {
+		const struct rd_module *m = &st->mods.v[i];
+		uint64_t buf[64], *nv;
+		int got;
+
+		if (!m->es)
+			continue;
+		/* The loader's inline copies of libc's functions (its malloc) are not what a
+		 * name means: there it is a symbol or nothing. */
+		if (is_loader(m))
+			got = elfscan_resolve(m->es, spec, buf) == 0;
+		else
+			got = elfscan_resolve_all(m->es, spec, buf, 64);
+		if (got <= 0)
+			continue;
+		nv = realloc(v, (n + (size_t)got) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = nv;
+		if (got <= 64)
+			memcpy(v + n, buf, (size_t)got * sizeof(*v));
+		else
+			got = elfscan_resolve_all(m->es, spec, v + n, (size_t)got);
+		for (int j = 0; j < got; j++)
+			v[n + (size_t)j] += m->bias;
+		n += (size_t)got;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), u64_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[i] != v[k - 1])
+			v[k++] = v[i];
+	*out = v;
+	return (int)k;
 }

@@ -101,7 +101,10 @@ struct stepper {
 	struct rd_rseq_config rcfg;
 	bool have_rcfg;
 	int cur_sig; /* to deliver on the next resume of cur */
+	/* --until: 0 while it names nothing mapped. A function name (until_named) is looked up
+	 * again whenever the modules change; until_seen once some module had it. */
 	uint64_t until_addr;
+	bool until_named, until_seen;
 	int depth; /* --finish: calls minus returns since the start */
 	bool maps_dirty;
 	bool in_exec;	 /* stopped in exec: the first step only leaves the system call */
@@ -173,6 +176,12 @@ int load_modules(struct stepper *st);
 void learn_desc(struct stepper *st, uint64_t desc);
 void check_rseq_cs(struct stepper *st);
 void compute_exits(struct stepper *st, struct section *s);
+/* Whether spec is a number or FILE:LINE (resolved once), not a function name. */
+bool spec_is_place(const char *spec);
+/* Every runtime address spec names in the modules mapped now (each module's function and
+ * its inlined instances), ascending, without duplicates, into *out (malloc'd); returns how
+ * many, 0 when none, -ENOMEM. */
+int resolve_all(struct stepper *st, const char *spec, uint64_t **out);
 
 /* loop.c */
 /* Milliseconds left until deadline (a now_ns() time), at least 1: 0 would wait for ever. */
