@@ -297,7 +297,7 @@ static void usage(FILE *f)
 	    "  --count N            stop after N instructions (a section passage is one)\n"
 	    "  --until SYM|ADDR     stop when the thread reaches SYM\n"
 	    "  --finish             stop when the current function returns\n"
-	    "  -q, --quiet          print only section events and the summary\n"
+	    "  -q, --quiet          no line per step: passages, other events and the summary\n"
 	    "  -j, --json           JSON lines\n"
 	    "  --pretty             JSON lines, indented\n"
 	    "  --detach             at the end let the program run on (default: kill it when\n"
