@@ -68,73 +68,63 @@ static void install_handlers(void)
  * says when to read /proc/PID/maps again.
  */
 struct from {
-	uint64_t *addr; /* planted */
-	size_t n;
+	struct places p;     /* planted */
 	bool named;	     /* a function name, not a number or FILE:LINE */
-	bool seen;	     /* some module had it */
 	uint64_t rendezvous; /* _dl_debug_state(), 0 when not planted */
 	pid_t over;	     /* the thread single-stepped over the rendezvous breakpoint */
 };
 
-static void from_free(struct from *f)
+static bool from_has(const struct from *f, uint64_t addr)
 {
-	free(f->addr);
-	f->addr = NULL;
-	f->n = 0;
+	for (size_t i = 0; i < f->p.n; i++)
+		if (f->p.v[i].addr == addr)
+			return true;
+	return false;
+}
+
+static void bp_gone(uint64_t addr)
+{
+	rd_bp_remove(addr);
 }
 
 /* Plant a breakpoint at each place --from names now that is not yet one. */
 static int from_plant(struct stepper *st, struct from *f)
 {
-	uint64_t *v;
-	int n = resolve_all(st, st->o.from, &v), ret;
+	unsigned long long num;
+	const struct section *s;
+	int first, ret;
 
-	if (n < 0)
-		return rd_error("--from: out of memory");
-	f->seen |= n > 0;
-	for (int i = 0; i < n; i++) {
-		const struct section *s;
-		uint64_t *nv;
-
-		if (addr_in(v[i], f->addr, f->n))
-			continue;
-		ret = rd_bp_plant(v[i]);
-		if (ret < 0) {
-			free(v);
-			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s",
-					v[i], plant_error(ret));
-		}
-		nv = realloc(f->addr, (f->n + 1) * sizeof(*nv));
-		if (!nv) {
-			free(v);
+	if (rd_parse_u64(st->o.from, &num)) {
+		places_free(&f->p);
+		f->p.v = calloc(1, sizeof(*f->p.v));
+		if (!f->p.v)
 			return rd_error("--from: out of memory");
-		}
-		f->addr = nv;
-		f->addr[f->n++] = v[i];
-		s = sec_find(st, v[i]);
+		f->p.v[0].addr = num;
+		f->p.n = 1;
+		f->p.seen = true;
+		first = 0;
+	} else {
+		first = places_update(st, &f->p, bp_gone);
+		if (first < 0)
+			return rd_error("--from: out of memory");
+	}
+	for (size_t i = (size_t)first; i < f->p.n; i++) {
+		uint64_t a = f->p.v[i].addr;
+
+		if (rd_bp_planted(a))
+			continue;
+		ret = rd_bp_plant(a);
+		if (ret < 0)
+			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
+					plant_error(ret));
+		s = sec_find(st, a);
 		if (s)
 			rd_warn("--from %s (%#" PRIx64
 				") is inside the critical section at %#" PRIx64
 				": the stop there aborts it to %#" PRIx64,
-				st->o.from, v[i], s->start, s->abort);
+				st->o.from, a, s->start, s->abort);
 	}
-	free(v);
 	return 0;
-}
-
-/* Forget the places in modules no longer mapped (dlclose): the address may be another
- * module's by the next rendezvous. */
-static void from_prune(struct stepper *st, struct from *f)
-{
-	size_t keep = 0;
-
-	for (size_t i = 0; i < f->n; i++) {
-		if (rd_modules_find(&st->mods, f->addr[i]))
-			f->addr[keep++] = f->addr[i];
-		else
-			rd_bp_remove(f->addr[i]);
-	}
-	f->n = keep;
 }
 
 /* The breakpoint on the dynamic loader's rendezvous function, where a module that has it is
@@ -161,7 +151,8 @@ static void plant_rendezvous(struct stepper *st, struct from *f)
 static int from_exec(struct stepper *st, struct from *f, const struct rd_event *ev)
 {
 	handle_exec(st, ev);
-	f->n = 0;
+	places_free(&f->p);
+	f->p.spec = st->o.from;
 	plant_rendezvous(st, f);
 	return from_plant(st, f);
 }
@@ -235,9 +226,9 @@ static int run_to(struct stepper *st, struct from *f)
 		/* With ever: a thread that hit the rendezvous while it was lifted comes back onto
 		 * it too. */
 		bp = undo_bp_trap(ev.tid, &ev, &r, true);
-		if (bp && addr_in(bp, f->addr, f->n)) {
-			for (size_t i = 0; i < f->n; i++)
-				rd_bp_remove(f->addr[i]);
+		if (bp && from_has(f, bp)) {
+			for (size_t i = 0; i < f->p.n; i++)
+				rd_bp_remove(f->p.v[i].addr);
 			if (f->rendezvous && !f->over)
 				rd_bp_remove(f->rendezvous);
 			f->rendezvous = 0;
@@ -255,7 +246,6 @@ static int run_to(struct stepper *st, struct from *f)
 			}
 			/* The loader's list of objects changed: the new ones are named now. */
 			load_modules(st);
-			from_prune(st, f);
 			ret = from_plant(st, f);
 			if (ret)
 				return ret;
@@ -412,6 +402,7 @@ static void stepper_free(struct stepper *st)
 	free(st->symcache);
 	free(st->code);
 	free(st->dcache);
+	places_free(&st->until_places);
 	rd_modules_free(&st->mods);
 	rd_decoder_close(st->dec);
 	rd_tracee_free(&st->tr);
@@ -448,19 +439,14 @@ static int stepper_init(struct stepper *st)
  * are mapped, and is an error only when the program ends without one that has it. */
 static int resolve_targets(struct stepper *st, struct from *f)
 {
-	uint64_t *v;
-	int n;
+	unsigned long long num;
 
-	if (st->o.until) {
-		st->until_named = !spec_is_place(st->o.until);
-		n = resolve_all(st, st->o.until, &v);
-		if (n > 0)
-			st->until_addr = v[0];
-		st->until_seen = n > 0;
-		free(v);
-		if (n < 0)
-			return rd_error("--until: out of memory");
-		if (!n && !st->until_named)
+	if (st->o.until && rd_parse_u64(st->o.until, &num)) {
+		st->until_addr = num;
+	} else if (st->o.until) {
+		st->until_places.spec = st->o.until;
+		until_update(st);
+		if (!st->until_places.n && spec_is_place(st->o.until))
 			return rd_error("--until: no code at '%s' in process %d (%zu modules "
 					"searched)",
 					st->o.until, st->tr.pid, st->mods.n);
@@ -468,15 +454,14 @@ static int resolve_targets(struct stepper *st, struct from *f)
 	if (!st->o.from)
 		return 0;
 	f->named = !spec_is_place(st->o.from);
+	f->p.spec = st->o.from;
 	if (from_plant(st, f))
 		return EXIT_ERROR;
-	if (!f->n && !f->named) {
-		rd_bp_remove_all();
+	if (!f->p.n && !f->named)
 		return rd_error("--from: no code at '%s' in process %d (%zu modules searched)",
 				st->o.from, st->tr.pid, st->mods.n);
-	}
 	plant_rendezvous(st, f);
-	if (!f->n && !st->tr.launched)
+	if (!f->p.n && !st->tr.launched)
 		rd_warn(
 		    "--from: no function '%s' in the %zu modules of process %d yet: waiting for "
 		    "one that has it to be loaded",
@@ -529,7 +514,7 @@ static int start(struct stepper *st, struct from *f)
 	}
 	if (ret == -ESRCH) {
 		st->end = "exited";
-		if (!f->seen)
+		if (!f->p.seen)
 			return rd_error(
 			    "--from: no function '%s' in process %d: the program ended "
 			    "without loading a module that has it (%zu modules searched)",
@@ -620,7 +605,8 @@ int cmd_step(int argc, char **argv)
 	ret = st.end ? EXIT_OK : step_loop(&st);
 	fflush(stdout);
 	print_summary(&st);
-	until_missing = !ret && st.until_named && !st.until_seen && !strcmp(st.end, "exited");
+	until_missing = !ret && st.until_places.spec && !spec_is_place(st.o.until) &&
+			!st.until_places.seen && !strcmp(st.end, "exited");
 out:
 	fflush(stdout);
 	check_output();
@@ -640,7 +626,7 @@ out:
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),
 			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
-	from_free(&from);
+	places_free(&from.p);
 	stepper_free(&st);
 	return ret;
 }

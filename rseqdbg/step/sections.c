@@ -147,16 +147,16 @@ void symcache_clear(struct stepper *st)
 	}
 }
 
-/* --until NAME at the lowest address of the modules mapped now (a library loaded, moved or
- * gone changes it); 0 while none has it. */
-static void resolve_until(struct stepper *st)
+void until_update(struct stepper *st)
 {
-	uint64_t *v;
-	int n = resolve_all(st, st->o.until, &v);
+	struct places *p = &st->until_places;
 
-	st->until_addr = n > 0 ? v[0] : 0;
-	st->until_seen |= n > 0;
-	free(v);
+	st->until_addr = 0;
+	if (places_update(st, p, NULL) < 0)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		if (!st->until_addr || p->v[i].addr < st->until_addr)
+			st->until_addr = p->v[i].addr;
 }
 
 int load_modules(struct stepper *st)
@@ -178,8 +178,8 @@ int load_modules(struct stepper *st)
 	st->nunknown = 0;
 	st->maps_dirty = false;
 	load_table_sections(st);
-	if (st->until_named)
-		resolve_until(st);
+	if (st->until_places.spec)
+		until_update(st);
 	return ret;
 }
 
@@ -247,13 +247,6 @@ bool spec_is_place(const char *spec)
 		strspn(colon + 1, "0123456789") == strlen(colon + 1));
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The dynamic loader: a shared object (not a PIE) with the loader's rendezvous function. */
 static bool is_loader(const struct rd_module *m)
 {
@@ -263,55 +256,98 @@ static bool is_loader(const struct rd_module *m)
 	       elfscan_resolve(m->es, "_dl_debug_state", &a) == 0;
 }
 
-int resolve_all(struct stepper *st, const char *spec, uint64_t **out)
+static bool same_module(const struct place *x, const struct rd_module *m)
 {
-	unsigned long long num;
-	uint64_t *v = NULL;
-	size_t n = 0, k = 0;
+	return x->dev == m->dev && x->ino == m->ino && x->start == m->start;
+}
 
-	*out = NULL;
-	if (rd_parse_u64(spec, &num)) {
-		v = malloc(sizeof(*v));
-		if (!v)
+static bool still_mapped(const struct stepper *st, const struct place *x)
+{
+	for (size_t i = 0; i < st->mods.n; i++)
+		if (same_module(x, &st->mods.v[i]))
+			return true;
+	return false;
+}
+
+static int place_add(struct place **v, size_t *n, const struct rd_module *m, uint64_t addr)
+{
+	struct place *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n] = (struct place){.addr = addr, .start = m->start, .dev = m->dev, .ino = m->ino};
+	(*n)++;
+	return 0;
+}
+
+/* The addresses spec names in module m, at runtime addresses, appended to p->v. */
+static int search_module(struct places *p, const struct rd_module *m)
+{
+	uint64_t buf[64], *all = buf;
+	int got;
+
+	/* The loader's inline copies of libc's functions (its malloc) are not what a name
+	 * means: there it is a symbol or nothing. */
+	if (is_loader(m))
+		got = elfscan_resolve(m->es, p->spec, buf) == 0;
+	else
+		got = elfscan_resolve_all(m->es, p->spec, buf, 64);
+	if (got < 0)
+		return 0; /* not in this module */
+	if (got > 64) {
+		all = malloc((size_t)got * sizeof(*all));
+		if (!all)
 			return -ENOMEM;
-		v[0] = num;
-		*out = v;
-		return 1;
+		got = elfscan_resolve_all(m->es, p->spec, all, (size_t)got);
 	}
+	for (int i = 0; i < got; i++) {
+		if (place_add(&p->v, &p->n, m, all[i] + m->bias)) {
+			got = -ENOMEM;
+			break;
+		}
+	}
+	if (all != buf)
+		free(all);
+	return got < 0 ? got : 0;
+}
+
+int places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr))
+{
+	size_t keep = 0, first;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (still_mapped(st, &p->v[i]))
+			p->v[keep++] = p->v[i];
+		else if (gone)
+			gone(p->v[i].addr);
+	}
+	p->n = keep;
+	keep = 0;
+	for (size_t i = 0; i < p->nsearched; i++)
+		if (still_mapped(st, &p->searched[i]))
+			p->searched[keep++] = p->searched[i];
+	p->nsearched = keep;
+	first = p->n;
 	for (size_t i = 0; i < st->mods.n; i++) {
 		const struct rd_module *m = &st->mods.v[i];
-		uint64_t buf[64], *nv;
-		int got;
+		bool done = false;
 
-		if (!m->es)
+		for (size_t j = 0; j < p->nsearched && !done; j++)
+			done = same_module(&p->searched[j], m);
+		if (done || !m->es)
 			continue;
-		/* The loader's inline copies of libc's functions (its malloc) are not what a
-		 * name means: there it is a symbol or nothing. */
-		if (is_loader(m))
-			got = elfscan_resolve(m->es, spec, buf) == 0;
-		else
-			got = elfscan_resolve_all(m->es, spec, buf, 64);
-		if (got <= 0)
-			continue;
-		nv = realloc(v, (n + (size_t)got) * sizeof(*v));
-		if (!nv) {
-			free(v);
+		if (place_add(&p->searched, &p->nsearched, m, 0) || search_module(p, m))
 			return -ENOMEM;
-		}
-		v = nv;
-		if (got <= 64)
-			memcpy(v + n, buf, (size_t)got * sizeof(*v));
-		else
-			got = elfscan_resolve_all(m->es, spec, v + n, (size_t)got);
-		for (int j = 0; j < got; j++)
-			v[n + (size_t)j] += m->bias;
-		n += (size_t)got;
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), u64_cmp);
-	for (size_t i = 0; i < n; i++)
-		if (!k || v[i] != v[k - 1])
-			v[k++] = v[i];
-	*out = v;
-	return (int)k;
+	p->seen |= p->n > 0;
+	return (int)first;
+}
+
+void places_free(struct places *p)
+{
+	free(p->v);
+	free(p->searched);
+	p->v = p->searched = NULL;
+	p->n = p->nsearched = 0;
 }
