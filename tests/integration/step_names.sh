@@ -201,6 +201,22 @@ print(s["function"], s["inlined"][0]["function"], s["file"])' 2>/dev/null)
 		fail "step --from $op (only inlined)" "rc=$rc offset=$off entries=$locs step=$s passage=$inl $(head -c 300 "$TMP/$op.err")"
 	fi
 done
+# A function inlined in several places (pcpu_rseq, in each operation and in worker_main): a
+# breakpoint at each, and the first one the thread reaches is where stepping starts.
+if command -v llvm-dwarfdump >/dev/null; then
+	"$RSEQDBG" step --json --from pcpu_rseq --count 1 -- "$PL" --threads 1 --iters 20 \
+		--out /dev/null >"$TMP/multi.json" 2>"$TMP/multi.err"
+	rc=$?
+	off=$(jfield "$(first_step "$TMP/multi.json")" module_offset)
+	locs=$(inline_entries "$PL" pcpu_rseq | tr '\n' ' ')
+	if [ $rc -eq 0 ] && [ -n "$off" ] && [ "$(wc -w <<<"$locs")" -gt 1 ] && [[ " $locs" == *" $off "* ]]; then
+		pass "step --from a function inlined in $(wc -w <<<"$locs") places: stops at one of them ($(printf %#x "$off"))"
+	else
+		fail "step --from a function inlined in several places" "rc=$rc offset=$off entries=$locs $(head -c 300 "$TMP/multi.err")"
+	fi
+else
+	skip "step --from a function inlined in several places" "llvm-dwarfdump not installed"
+fi
 # The program's report goes elsewhere: written between two flushes of ours, it would cut a line.
 "$RSEQDBG" step --quiet --from pcpu_addv --count 100000 -- "$PL" --threads 1 --iters 20 \
 	--stale-every 0 --out /dev/null >"$TMP/inl.out" 2>&1
