@@ -68,7 +68,7 @@ static void install_handlers(void)
  * says when to read /proc/PID/maps again.
  */
 struct from {
-	struct places p;     /* planted */
+	struct places p;     /* each with a breakpoint */
 	bool named;	     /* a function name, not a number or FILE:LINE */
 	uint64_t rendezvous; /* _dl_debug_state(), 0 when not planted */
 	pid_t over;	     /* the thread single-stepped over the rendezvous breakpoint */
@@ -127,8 +127,8 @@ static int from_plant(struct stepper *st, struct from *f)
 	return 0;
 }
 
-/* The breakpoint on the dynamic loader's rendezvous function, where a module that has it is
- * mapped (the loader; none in a static program). */
+/* The breakpoint on the dynamic loader's rendezvous function, in the module that has it (the
+ * loader, or a static program itself). */
 static void plant_rendezvous(struct stepper *st, struct from *f)
 {
 	f->rendezvous = 0;
