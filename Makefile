@@ -222,6 +222,13 @@ $(WL_SO): CFLAGS_WL = -O2 -g -Wall -Wextra $(WERROR)
 $(WL_SO): tests/workloads/$(WL_ASM)rseq_workload.S tests/workloads/rseq_workload.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_WL) -shared -fPIC -Wl,-Bsymbolic -Itests/workloads -o $@ $<
+# A workload that links that shared object (found beside it at run time), so the loader maps
+# it before main.
+$(BUILD)/tests/workloads/linked_host: tests/workloads/linked_host.c tests/workloads/rseq_workload.h \
+		$(WL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_WL) -Itests/workloads -o $@ $< -L$(@D) -lrseq_workload \
+		-Wl,-rpath,'$$ORIGIN' -lpthread
 
 # The static programs of audit_pid's RSEQ012 case, registered with another signature than
 # their section carries (-bad) and with the same (-clean).

@@ -21,6 +21,10 @@ const char *es_dwarf_func(struct elfscan *es, uint64_t addr, uint64_t *lo, uint6
 /* Lowest entry address of a subprogram named name; -ENOENT when none. */
 int es_dwarf_resolve_func(struct elfscan *es, const char *name, uint64_t *addr);
 
+/* The entry addresses of the inlined instances (DW_TAG_inlined_subroutine) of the function
+ * name, in DWARF order, up to max into out; returns how many there are. */
+size_t es_dwarf_resolve_inlined(struct elfscan *es, const char *name, uint64_t *out, size_t max);
+
 /* Lowest is_stmt address of FILE:LINE, or of the next line with code; -ENOENT when none. */
 int es_dwarf_resolve_line(struct elfscan *es, const char *file, int line, uint64_t *addr);
 

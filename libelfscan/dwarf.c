@@ -1109,3 +1109,79 @@ int es_dwarf_resolve_func(struct elfscan *es, const char *name, uint64_t *addr)
 	}
 	return found ? 0 : -ENOENT;
 }
+
+/* Where an inlined instance begins: DW_AT_entry_pc when its code holds it, else the start of
+ * its first range. GCC may give an entry that only an empty range marks (its instructions
+ * scheduled before it): a stop there would be outside the instance. */
+static bool inlined_entry(Dwarf_Die *die, Dwarf_Addr *entry)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	if (!dwarf_entrypc(die, entry) && dwarf_haspc(die, *entry) > 0)
+		return true;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		if (end > start) {
+			*entry = start;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The inlined instances under parent whose function is name: their entry addresses. */
+static void walk_inlined(struct es_dwarf *dw, Dwarf_Die *parent, const char *name, uint64_t *out,
+			 size_t max, size_t *n, int depth)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Addr entry;
+	const char *fn;
+	Dwarf_Die die;
+
+	if (depth > 64 || dwarf_child(parent, &die))
+		return;
+	do {
+		int tag = dwarf_tag(&die);
+
+		if (tag == DW_TAG_inlined_subroutine &&
+		    dwarf_attr_integrate(&die, DW_AT_name, &attr) &&
+		    (fn = dwarf_formstring(&attr)) && !strcmp(fn, name) &&
+		    inlined_entry(&die, &entry) && to_addr(dw, entry, false, &entry)) {
+			if (*n < max)
+				out[*n] = entry;
+			(*n)++;
+		}
+		switch (tag) {
+		case DW_TAG_inlined_subroutine: /* an inlined function may inline others */
+		case DW_TAG_subprogram:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_lexical_block:
+			walk_inlined(dw, &die, name, out, max, n, depth + 1);
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&die, &die) == 0);
+}
+
+size_t es_dwarf_resolve_inlined(struct elfscan *es, const char *name, uint64_t *out, size_t max)
+{
+	struct es_dwarf *dw = dwarf_open(es);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	size_t n = 0;
+
+	/* In a .o, DWARF addresses are libdwfl's layout, not the library's. */
+	if (!dw || !dw->dbg || dw->dwfl)
+		return 0;
+	while (dwarf_get_units(dw->dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0)
+		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
+			walk_inlined(dw, &cudie, name, out, max, &n, 0);
+	return n;
+}

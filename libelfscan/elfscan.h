@@ -170,6 +170,12 @@ const char *elfscan_debug_file(struct elfscan *es);
 /* Resolve a function name as the source spells it (a compiler clone "f.constprop.0" is
  * found as "f"), or "FILE:LINE"; returns the lowest matching address. */
 int elfscan_resolve(struct elfscan *es, const char *spec, uint64_t *addr);
+/* Every address spec names, ascending, up to max into out: for a function, the address
+ * elfscan_resolve() gives (when it has one out of line) and the entry of each of its inlined
+ * instances (DWARF DW_TAG_inlined_subroutine), so that a name found only inlined resolves too;
+ * for FILE:LINE or a number, the one address. Returns how many there are (possibly more than
+ * max), or -ENOENT. */
+int elfscan_resolve_all(struct elfscan *es, const char *spec, uint64_t *out, size_t max);
 /* Function bounds [lo, hi) covering addr from the symbol table; -ENOENT when none. */
 int elfscan_func_range(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t *hi);
 

@@ -529,3 +529,49 @@ int elfscan_resolve(struct elfscan *es, const char *spec, uint64_t *addr)
 		return 0;
 	return es_err(ENOENT, "%s: no function named %s", es->path, spec);
 }
+
+static int addr_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int elfscan_resolve_all(struct elfscan *es, const char *spec, uint64_t *out, size_t max)
+{
+	const char *colon = spec ? strrchr(spec, ':') : NULL;
+	size_t n = 0, ninl, k = 0;
+	uint64_t addr, *all;
+	int err;
+
+	if (!out || !max)
+		return es_err(EINVAL, "no room for the addresses of %s", spec ? spec : "(null)");
+	err = elfscan_resolve(es, spec, &addr);
+	/* A number or FILE:LINE names one place; a function also each of its inlined copies. */
+	if (!spec || !*spec || parse_number(spec, &out[0]) ||
+	    (colon && colon != spec && colon[1] >= '0' && colon[1] <= '9')) {
+		if (err)
+			return err;
+		out[0] = addr;
+		return 1;
+	}
+	ninl = es_dwarf_resolve_inlined(es, spec, NULL, 0);
+	if (err && !ninl)
+		return err;
+	all = malloc((ninl + 1) * sizeof(*all));
+	if (!all)
+		return es_err(ENOMEM, "out of memory resolving %s", spec);
+	if (!err)
+		all[n++] = addr;
+	n += es_dwarf_resolve_inlined(es, spec, all + n, ninl);
+	es_qsort(all, n, sizeof(*all), addr_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i && all[i] == all[i - 1])
+			continue;
+		if (k < max)
+			out[k] = all[i];
+		k++;
+	}
+	free(all);
+	return k > INT32_MAX ? INT32_MAX : (int)k;
+}

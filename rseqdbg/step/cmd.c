@@ -60,37 +60,133 @@ static void install_handlers(void)
 	atexit(bp_atexit);
 }
 
-static int resolve(struct stepper *st, const char *spec, uint64_t *addr)
+/*
+ * --from: breakpoints at every place it names, looked for again each time the modules
+ * change, as a debugger's pending breakpoint: a name of a library is known only once the
+ * dynamic loader mapped it (at startup, or at a dlopen). The loader calls its rendezvous
+ * function _dl_debug_state() after each change of its list of objects; a breakpoint there
+ * says when to read /proc/PID/maps again.
+ */
+struct from {
+	struct places p;     /* each with a breakpoint */
+	bool named;	     /* a function name, not a number or FILE:LINE */
+	uint64_t rendezvous; /* _dl_debug_state(), 0 when not planted */
+	pid_t over;	     /* the thread single-stepped over the rendezvous breakpoint */
+};
+
+static bool from_has(const struct from *f, uint64_t addr)
 {
-	unsigned long long v;
-
-	if (rd_parse_u64(spec, &v)) {
-		*addr = v;
-		return 0;
-	}
-	for (size_t i = 0; i < st->mods.n; i++) {
-		struct rd_module *m = &st->mods.v[i];
-		uint64_t a;
-
-		if (m->es && elfscan_resolve(m->es, spec, &a) == 0) {
-			*addr = a + m->bias;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	for (size_t i = 0; i < f->p.n; i++)
+		if (f->p.v[i].addr == addr)
+			return true;
+	return false;
 }
 
-/* Run everything at full speed to a breakpoint at addr; the thread that hits it is ours. */
-static int run_to(struct stepper *st, uint64_t addr)
+static void bp_gone(uint64_t addr)
+{
+	rd_bp_remove(addr);
+}
+
+/* Plant a breakpoint at each place --from names now that is not yet one. */
+static int from_plant(struct stepper *st, struct from *f)
+{
+	unsigned long long num;
+	const struct section *s;
+	int first, ret;
+
+	if (rd_parse_u64(st->o.from, &num)) {
+		places_free(&f->p);
+		f->p.v = calloc(1, sizeof(*f->p.v));
+		if (!f->p.v)
+			return rd_error("--from: out of memory");
+		f->p.v[0].addr = num;
+		f->p.n = 1;
+		f->p.seen = true;
+		first = 0;
+	} else {
+		first = places_update(st, &f->p, bp_gone);
+		if (first < 0)
+			return rd_error("--from: out of memory");
+	}
+	for (size_t i = (size_t)first; i < f->p.n; i++) {
+		uint64_t a = f->p.v[i].addr;
+
+		if (rd_bp_planted(a))
+			continue;
+		ret = rd_bp_plant(a);
+		if (ret < 0)
+			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
+					plant_error(ret));
+		s = sec_find(st, a);
+		if (s)
+			rd_warn("--from %s (%#" PRIx64
+				") is inside the critical section at %#" PRIx64
+				": the stop there aborts it to %#" PRIx64,
+				st->o.from, a, s->start, s->abort);
+	}
+	return 0;
+}
+
+/* The breakpoint on the dynamic loader's rendezvous function, in the module that has it (the
+ * loader, or a static program itself). */
+static void plant_rendezvous(struct stepper *st, struct from *f)
+{
+	f->rendezvous = 0;
+	f->over = 0;
+	if (!f->named)
+		return;
+	for (size_t i = 0; i < st->mods.n; i++) {
+		const struct rd_module *m = &st->mods.v[i];
+		uint64_t a;
+
+		if (m->es && elfscan_resolve(m->es, "_dl_debug_state", &a) == 0 &&
+		    rd_bp_plant(a + m->bias) == 0) {
+			f->rendezvous = a + m->bias;
+			return;
+		}
+	}
+}
+
+/* Forget the places of an address space that went away (exec), and find them in the new one. */
+static int from_exec(struct stepper *st, struct from *f, const struct rd_event *ev)
+{
+	handle_exec(st, ev);
+	places_free(&f->p);
+	f->p.spec = st->o.from;
+	plant_rendezvous(st, f);
+	return from_plant(st, f);
+}
+
+/* Let the threads held at the rendezvous run (into it again, when it is planted). */
+static void release_waiting(struct stepper *st)
+{
+	for (size_t i = 0; i < st->tr.nt; i++) {
+		struct rd_thread *t = &st->tr.t[i];
+
+		if (t->held && t->state == RD_T_STOPPED)
+			rd_pt_cont(&st->tr, t, 0);
+		t->held = false;
+	}
+}
+
+/* The thread stepped over the rendezvous breakpoint stopped: plant it again. */
+static void rendezvous_passed(struct stepper *st, struct from *f)
+{
+	f->over = 0;
+	if (f->rendezvous)
+		rd_bp_plant(f->rendezvous);
+	release_waiting(st);
+}
+
+/* Run everything at full speed to a breakpoint of f; the thread that hits it is ours. */
+static int run_to(struct stepper *st, struct from *f)
 {
 	struct rd_event ev;
+	struct rd_thread *t;
+	uint64_t bp;
 	rd_regs_t r;
 	int ret;
 
-	ret = rd_bp_plant(addr);
-	if (ret < 0)
-		return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", addr,
-				plant_error(ret));
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].state == RD_T_STOPPED && !st->tr.t[i].held)
 			rd_pt_cont(&st->tr, &st->tr.t[i], 0);
@@ -106,34 +202,74 @@ static int run_to(struct stepper *st, uint64_t addr)
 		if (ev.kind == RD_EV_EXITED) {
 			if (st->tr.exited)
 				return -ESRCH;
+			if (ev.tid == f->over)
+				rendezvous_passed(st, f);
 			continue;
 		}
 		if (ev.kind == RD_EV_EXEC) {
-			handle_exec(st, &ev);
-			if (resolve(st, st->o.from, &addr) == 0)
-				rd_bp_plant(addr);
+			ret = from_exec(st, f, &ev);
+			if (ret)
+				return ret;
 			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
 			continue;
 		}
-		if (undo_bp_trap(ev.tid, &ev, &r, false) == addr) {
-			rd_bp_remove(addr);
-			set_cur(st, rd_pt_thread(&st->tr, ev.tid));
+		t = rd_pt_thread(&st->tr, ev.tid);
+		if (!t)
+			continue;
+		if (ev.tid == f->over) {
+			rendezvous_passed(st, f);
+			if (ev.kind == RD_EV_TRAP && ev.code != RD_ARCH_BP_CODE) {
+				rd_pt_cont(&st->tr, t, 0); /* the step's own trap */
+				continue;
+			}
+		}
+		/* With ever: a thread that hit the rendezvous while it was lifted comes back onto
+		 * it too. */
+		bp = undo_bp_trap(ev.tid, &ev, &r, true);
+		if (bp && from_has(f, bp)) {
+			for (size_t i = 0; i < f->p.n; i++)
+				rd_bp_remove(f->p.v[i].addr);
+			if (f->rendezvous && !f->over)
+				rd_bp_remove(f->rendezvous);
+			f->rendezvous = 0;
+			release_waiting(st);
+			set_cur(st, t);
 			/* It ran at full speed: objects mapped since (libc, dlopen) are read on the
 			 * first step, so an address there is named. */
 			st->maps_dirty = true;
 			return 0;
 		}
+		if (bp && bp == f->rendezvous) {
+			if (f->over) {
+				t->held = true; /* stepped over when the other one is */
+				continue;
+			}
+			/* The loader's list of objects changed: the new ones are named now. */
+			load_modules(st);
+			ret = from_plant(st, f);
+			if (ret)
+				return ret;
+			rd_bp_remove(f->rendezvous);
+			if (rd_pt_singlestep(&st->tr, t, 0) == 0)
+				f->over = ev.tid;
+			else
+				rd_bp_plant(f->rendezvous);
+			continue;
+		}
+		if (bp) {
+			rd_pt_cont(&st->tr, t, 0);
+			continue;
+		}
 		if (ev.kind == RD_EV_FORK) {
 			release_child(st, &ev);
-			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			rd_pt_cont(&st->tr, t, 0);
 			continue;
 		}
 		if (ev.kind == RD_EV_CLONE) {
-			rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid), 0);
+			rd_pt_cont(&st->tr, t, 0);
 			continue;
 		}
-		rd_pt_cont(&st->tr, rd_pt_thread(&st->tr, ev.tid),
-			   ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
+		rd_pt_cont(&st->tr, t, ev.kind == RD_EV_SIGNAL ? ev.sig : 0);
 	}
 }
 
@@ -152,7 +288,7 @@ static void usage(FILE *f)
 	    "  --count N            stop after N instructions (a section passage is one)\n"
 	    "  --until SYM|ADDR     stop when the thread reaches SYM\n"
 	    "  --finish             stop when the current function returns\n"
-	    "  -q, --quiet          print only section events and the summary\n"
+	    "  -q, --quiet          no line per step: passages, other events and the summary\n"
 	    "  -j, --json           JSON lines\n"
 	    "  --pretty             JSON lines, indented\n"
 	    "  --detach             at the end let the program run on (default: kill it when\n"
@@ -164,7 +300,9 @@ static void usage(FILE *f)
 	    "  --no-pin             leave the stepped thread's CPU affinity alone (default: hold\n"
 	    "                       it and rseqdbg on one CPU while stepping, then restore it)\n"
 	    "  -h, --help           this help\n\n"
-	    "SYM is a function name as the source spells it, FILE:LINE or an address.\n");
+	    "SYM is a function name as the source spells it (its inlined copies too), FILE:LINE\n"
+	    "or an address. A name no module has yet is looked for again as libraries are\n"
+	    "loaded; it is an error only if the program ends first.\n");
 }
 
 enum {
@@ -265,6 +403,7 @@ static void stepper_free(struct stepper *st)
 	free(st->symcache);
 	free(st->code);
 	free(st->dcache);
+	places_free(&st->until_places);
 	rd_modules_free(&st->mods);
 	rd_decoder_close(st->dec);
 	rd_tracee_free(&st->tr);
@@ -296,23 +435,38 @@ static int stepper_init(struct stepper *st)
 	return 0;
 }
 
-/* --until and --from as addresses. Resolved before running anything so a bad name leaves the
- * program untouched. */
-static int resolve_targets(struct stepper *st, uint64_t *from_addr)
+/* --until and --from as addresses. A number or FILE:LINE is resolved before running anything,
+ * so a bad one leaves the program untouched; a function name is looked for again as modules
+ * are mapped, and is an error only when the program ends without one that has it. */
+static int resolve_targets(struct stepper *st, struct from *f)
 {
-	const struct section *s;
+	unsigned long long num;
 
-	if (st->o.until && resolve(st, st->o.until, &st->until_addr) < 0)
-		return rd_error("--until: unknown symbol '%s' in process %d (%zu modules searched)",
-				st->o.until, st->tr.pid, st->mods.n);
-	if (st->o.from && resolve(st, st->o.from, from_addr) < 0)
-		return rd_error("--from: unknown symbol '%s' in process %d (%zu modules searched)",
+	if (st->o.until && rd_parse_u64(st->o.until, &num)) {
+		st->until_addr = num;
+	} else if (st->o.until) {
+		st->until_places.spec = st->o.until;
+		until_update(st);
+		if (!st->until_places.n && spec_is_place(st->o.until))
+			return rd_error("--until: no code at '%s' in process %d (%zu modules "
+					"searched)",
+					st->o.until, st->tr.pid, st->mods.n);
+	}
+	if (!st->o.from)
+		return 0;
+	f->named = !spec_is_place(st->o.from);
+	f->p.spec = st->o.from;
+	if (from_plant(st, f))
+		return EXIT_ERROR;
+	if (!f->p.n && !f->named)
+		return rd_error("--from: no code at '%s' in process %d (%zu modules searched)",
 				st->o.from, st->tr.pid, st->mods.n);
-	s = st->o.from ? sec_find(st, *from_addr) : NULL;
-	if (s)
-		rd_warn("--from %s (%#" PRIx64 ") is inside the critical section at %#" PRIx64
-			": the stop there aborts it to %#" PRIx64,
-			st->o.from, *from_addr, s->start, s->abort);
+	plant_rendezvous(st, f);
+	if (!f->p.n && !st->tr.launched)
+		rd_warn(
+		    "--from: no function '%s' in the %zu modules of process %d yet: waiting for "
+		    "one that has it to be loaded",
+		    st->o.from, st->mods.n, st->tr.pid);
 	return 0;
 }
 
@@ -328,7 +482,7 @@ static void lock_others(struct stepper *st, pid_t stepped)
 /* Make the thread to step the current one, stopped: the first thread (a given --tid, else
  * the main thread), or with --from the first thread to reach it. st->end is set when it
  * ends here without an error. */
-static int start(struct stepper *st, uint64_t from_addr)
+static int start(struct stepper *st, struct from *f)
 {
 	pid_t first = st->o.tid ? st->o.tid : st->tr.pid;
 	struct rd_thread *t;
@@ -354,13 +508,18 @@ static int start(struct stepper *st, uint64_t from_addr)
 		set_cur(st, t);
 		return 0;
 	}
-	ret = run_to(st, from_addr);
+	ret = run_to(st, f);
 	if (ret == -EINTR) {
 		st->end = "interrupted";
 		return 0;
 	}
 	if (ret == -ESRCH) {
 		st->end = "exited";
+		if (!f->p.seen)
+			return rd_error(
+			    "--from: no function '%s' in process %d: the program ended "
+			    "without loading a module that has it (%zu modules searched)",
+			    st->o.from, st->tr.pid, st->mods.n);
 		return rd_error("--from: the program ended before reaching '%s'", st->o.from);
 	}
 	if (ret)
@@ -404,7 +563,8 @@ static bool file_bytes(void *ctx, uint64_t addr, uint8_t *buf)
 int cmd_step(int argc, char **argv)
 {
 	struct stepper st = {0};
-	uint64_t from_addr = 0;
+	struct from from = {0};
+	bool until_missing = false;
 	int ret;
 
 	rd_tracee_init(&st.tr);
@@ -437,15 +597,17 @@ int cmd_step(int argc, char **argv)
 		ret = rd_error("--tid %d: no such thread in process %d", st.o.tid, st.tr.pid);
 		goto out;
 	}
-	ret = resolve_targets(&st, &from_addr);
+	ret = resolve_targets(&st, &from);
 	if (ret)
 		goto out;
-	ret = start(&st, from_addr);
+	ret = start(&st, &from);
 	if (ret)
 		goto out;
 	ret = st.end ? EXIT_OK : step_loop(&st);
 	fflush(stdout);
 	print_summary(&st);
+	until_missing = !ret && st.until_places.spec && !spec_is_place(st.o.until) &&
+			!st.until_places.seen && !strcmp(st.end, "exited");
 out:
 	fflush(stdout);
 	check_output();
@@ -453,6 +615,10 @@ out:
 	print_end(&st, st.o.detach);
 	fflush(stdout);
 	check_output();
+	if (until_missing && !out_errno)
+		ret = rd_error("--until: no function '%s' in process %d: the program ended without "
+			       "loading a module that has it (%zu modules searched)",
+			       st.o.until, st.tr.pid, st.mods.n);
 	if (out_errno)
 		ret = rd_error(
 		    "writing the output: %s: breakpoints removed, %s", strerror(out_errno),
@@ -461,6 +627,7 @@ out:
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),
 			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
+	places_free(&from.p);
 	stepper_free(&st);
 	return ret;
 }

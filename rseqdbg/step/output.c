@@ -64,6 +64,8 @@ const char *place(struct stepper *st, uint64_t pc)
 static void json_section(struct stepper *st, const struct section *s)
 {
 	struct jw *w = rd.jw;
+	const struct rd_module *m;
+	struct elfscan_loc loc = {0};
 
 	jw_key(w, "section");
 	jw_obj_open(w);
@@ -78,13 +80,24 @@ static void json_section(struct stepper *st, const struct section *s)
 	jw_ku64(w, "post_commit", s->post_commit);
 	jw_ku64(w, "abort", s->abort);
 	jw_kstr(w, "source", s->src == SRC_TABLE ? "table" : "rseq_cs");
+	/* The chain is looked up again only for a section in inlined code: passages are many. */
+	m = s->inlined ? rd_modules_find(&st->mods, s->start) : NULL;
+	if (m)
+		rd_symbolize(m->es, s->start - m->bias, &loc);
+	rd_json_inlined(w, m ? m->es : NULL, m ? s->start - m->bias : 0, &loc);
 	jw_obj_close(w);
 }
 
-/* "func (file:line) [start, post_commit)" */
+/* "func (file:line) [start, post_commit)", "op (bits.h:35) inlined in func+0x9b (f.c:120)
+ * [start, post_commit)" */
 const char *sec_name(const struct section *s, char *buf, size_t len)
 {
-	if (s->file && s->line > 0)
+	if (s->label)
+		snprintf(buf, len, "%s [%#" PRIx64 ", %#" PRIx64 ")%s", s->label, s->start,
+			 s->post_commit,
+			 !(s->file && s->line > 0) && s->src == SRC_RSEQ_CS ? " (from rseq_cs)"
+									    : "");
+	else if (s->file && s->line > 0)
 		snprintf(buf, len, "%s (%s:%d) [%#" PRIx64 ", %#" PRIx64 ")",
 			 s->func ? rd_safe(s->func) : "?", rd_safe(s->file), s->line, s->start,
 			 s->post_commit);

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The critical sections the stepper knows: those of the descriptor tables of every mapped
  * module, at runtime addresses, and those learned from a thread's rseq_cs at run time. */
+#include <elf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "step/breakpoint.h"
 #include "step/stepper.h"
+#include "symfmt.h"
 
 static int sec_cmp(const void *a, const void *b)
 {
@@ -18,17 +22,26 @@ void sec_free(struct section *s)
 {
 	free(s->func);
 	free(s->file);
+	free(s->label);
 }
 
 static void name_section(struct stepper *st, struct section *s)
 {
 	const struct rd_module *m = rd_modules_find(&st->mods, s->start);
 	struct elfscan_loc loc;
+	char buf[RD_LOC_LEN];
 
 	if (m && m->es && elfscan_symbolize(m->es, s->start - m->bias, &loc) == 0) {
 		s->func = loc.func ? strdup(loc.func) : NULL;
 		s->file = loc.file ? strdup(base_name(loc.file)) : NULL;
 		s->line = loc.line;
+		s->inlined = loc.func && loc.inlined;
+		/* A section is named by its function, or by the inlined operation it is part of,
+		 * as scan and trace name it: "op (bits.h:35) inlined in caller+0x9b (f.c:120)". */
+		if (!s->inlined)
+			loc.func_off = 0;
+		if (loc.func)
+			s->label = strdup(rd_loc_str(&loc, buf, sizeof(buf)));
 	}
 }
 
@@ -134,6 +147,18 @@ void symcache_clear(struct stepper *st)
 	}
 }
 
+void until_update(struct stepper *st)
+{
+	struct places *p = &st->until_places;
+
+	st->until_addr = 0;
+	if (places_update(st, p, NULL) < 0)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		if (!st->until_addr || p->v[i].addr < st->until_addr)
+			st->until_addr = p->v[i].addr;
+}
+
 int load_modules(struct stepper *st)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
@@ -153,6 +178,8 @@ int load_modules(struct stepper *st)
 	st->nunknown = 0;
 	st->maps_dirty = false;
 	load_table_sections(st);
+	if (st->until_places.spec)
+		until_update(st);
 	return ret;
 }
 
@@ -208,4 +235,119 @@ void compute_exits(struct stepper *st, struct section *s)
 						     s->exits + s->nexits, MAX_EXITS - s->nexits);
 	}
 	free(code);
+}
+
+bool spec_is_place(const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	unsigned long long v;
+
+	return rd_parse_u64(spec, &v) ||
+	       (colon && colon != spec && colon[1] >= '0' && colon[1] <= '9' &&
+		strspn(colon + 1, "0123456789") == strlen(colon + 1));
+}
+
+/* The dynamic loader: a shared object (not a PIE) with the loader's rendezvous function. */
+static bool is_loader(const struct rd_module *m)
+{
+	uint64_t a;
+
+	return elfscan_type(m->es) == ET_DYN && !elfscan_is_pie(m->es) &&
+	       elfscan_resolve(m->es, "_dl_debug_state", &a) == 0;
+}
+
+static bool same_module(const struct place *x, const struct rd_module *m)
+{
+	return x->dev == m->dev && x->ino == m->ino && x->start == m->start;
+}
+
+static bool still_mapped(const struct stepper *st, const struct place *x)
+{
+	for (size_t i = 0; i < st->mods.n; i++)
+		if (same_module(x, &st->mods.v[i]))
+			return true;
+	return false;
+}
+
+static int place_add(struct place **v, size_t *n, const struct rd_module *m, uint64_t addr)
+{
+	struct place *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n] = (struct place){.addr = addr, .start = m->start, .dev = m->dev, .ino = m->ino};
+	(*n)++;
+	return 0;
+}
+
+/* The addresses spec names in module m, at runtime addresses, appended to p->v. */
+static int search_module(struct places *p, const struct rd_module *m)
+{
+	uint64_t buf[64], *all = buf;
+	int got;
+
+	/* The loader's inline copies of libc's functions (its malloc) are not what a name
+	 * means: there it is a symbol or nothing. */
+	if (is_loader(m))
+		got = elfscan_resolve(m->es, p->spec, buf) == 0;
+	else
+		got = elfscan_resolve_all(m->es, p->spec, buf, 64);
+	if (got < 0)
+		return 0; /* not in this module */
+	if (got > 64) {
+		all = malloc((size_t)got * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		got = elfscan_resolve_all(m->es, p->spec, all, (size_t)got);
+	}
+	for (int i = 0; i < got; i++) {
+		if (place_add(&p->v, &p->n, m, all[i] + m->bias)) {
+			got = -ENOMEM;
+			break;
+		}
+	}
+	if (all != buf)
+		free(all);
+	return got < 0 ? got : 0;
+}
+
+int places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr))
+{
+	size_t keep = 0, first;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (still_mapped(st, &p->v[i]))
+			p->v[keep++] = p->v[i];
+		else if (gone)
+			gone(p->v[i].addr);
+	}
+	p->n = keep;
+	keep = 0;
+	for (size_t i = 0; i < p->nsearched; i++)
+		if (still_mapped(st, &p->searched[i]))
+			p->searched[keep++] = p->searched[i];
+	p->nsearched = keep;
+	first = p->n;
+	for (size_t i = 0; i < st->mods.n; i++) {
+		const struct rd_module *m = &st->mods.v[i];
+		bool done = false;
+
+		for (size_t j = 0; j < p->nsearched && !done; j++)
+			done = same_module(&p->searched[j], m);
+		if (done || !m->es)
+			continue;
+		if (place_add(&p->searched, &p->nsearched, m, 0) || search_module(p, m))
+			return -ENOMEM;
+	}
+	p->seen |= p->n > 0;
+	return (int)first;
+}
+
+void places_free(struct places *p)
+{
+	free(p->v);
+	free(p->searched);
+	p->v = p->searched = NULL;
+	p->n = p->nsearched = 0;
 }

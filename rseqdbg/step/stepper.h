@@ -53,6 +53,8 @@ struct section {
 	enum sec_source src;
 	char *func, *file;
 	int line;
+	char *label;  /* the text output's name: "func (file:line)", or the inline chain's */
+	bool inlined; /* its start is in inlined code: JSON gives the chain */
 	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
 	size_t nexits;
 	bool exits_known;
@@ -69,6 +71,24 @@ enum result {
 	RES_EXIT,
 	RES_LOST, /* left by a way no breakpoint covered: found by the safety net */
 	RES_NONE, /* the section was not entered after all */
+};
+
+/* The places a name has in the modules searched so far. A module is searched once, not at
+ * each change of the modules (its DWARF read again each time would cost more than stepping),
+ * and forgotten when it is no longer mapped. */
+struct place {
+	uint64_t addr, start; /* runtime address; start of its module */
+	dev_t dev;	      /* and the module's file */
+	ino_t ino;
+};
+
+struct places {
+	const char *spec; /* a function name or FILE:LINE */
+	struct place *v;
+	size_t n;
+	struct place *searched; /* the modules searched (addr unused) */
+	size_t nsearched;
+	bool seen; /* some module had it */
 };
 
 struct opts {
@@ -124,6 +144,9 @@ struct stepper {
 	bool slot_read, slot_ok;    /* the word at the root's stack pointer, read once a tree */
 	uint64_t slot_word;
 	const char *end;
+	/* --until, a name or FILE:LINE: looked up again as the modules change; until_addr is 0
+	 * while it names nothing mapped. */
+	struct places until_places;
 	/* Counts for the summary. */
 	uint64_t steps, passages, res[RES_NONE + 1], stops_in_passages, signals;
 	struct timespec t0;
@@ -175,6 +198,17 @@ int load_modules(struct stepper *st);
 void learn_desc(struct stepper *st, uint64_t desc);
 void check_rseq_cs(struct stepper *st);
 void compute_exits(struct stepper *st, struct section *s);
+/* Whether spec is a number or FILE:LINE (resolved once), not a function name. */
+bool spec_is_place(const char *spec);
+/* Forget the places of p in modules no longer mapped (each given to gone(), which may be
+ * NULL), then search the modules mapped now that were not searched yet: a function's
+ * out-of-line code and inlined instances, or a FILE:LINE. Returns the index in p->v of the
+ * first new place, or -ENOMEM. */
+int places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr));
+void places_free(struct places *p);
+/* --until's place: the lowest address of its places in the modules mapped now (a library
+ * loaded, moved or gone changes it), 0 while none has it. */
+void until_update(struct stepper *st);
 
 /* loop.c */
 /* Milliseconds left until deadline (a now_ns() time), at least 1: 0 would wait for ever. */

@@ -355,8 +355,8 @@ else
 	skip "gdb stepi never completes wl_counter_add" "gdb not installed"
 fi
 
-# Errors: one line, exit 2, nothing left behind.
-marker="$TMP/never-started-$$"
+# Errors: one line, exit 2, nothing left behind (a name no module has: once the program ended).
+marker="$TMP/unknown-name-$$"
 "$RSEQDBG" step --from no_such_function_xyz -- "$WL" --out "$marker" >"$TMP/e1.out" 2>"$TMP/e1.err"
 rc=$?
 if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/e1.err")" -eq 1 ] && grep -q "no_such_function_xyz" "$TMP/e1.err" &&

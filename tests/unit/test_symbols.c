@@ -393,6 +393,32 @@ static void test_line_without_code(void **state)
 	elfscan_close(es);
 }
 
+/* Every place of a name: a function with no inlined copy has its one address; a number and
+ * FILE:LINE one each; an unknown name none. */
+static void test_resolve_all(void **state)
+{
+	struct elfscan *es = open_fix("symtest", NULL, false);
+	uint64_t a, v[4];
+	char spec[64];
+
+	assert_int_equal(elfscan_resolve(es, "helper", &a), 0);
+	assert_int_equal(elfscan_resolve_all(es, "helper", v, 4), 1);
+	assert_int_equal(v[0], a);
+	assert_int_equal(elfscan_resolve(es, "scale", &a), 0);
+	assert_int_equal(elfscan_resolve_all(es, "scale", v, 4), 1);
+	assert_int_equal(v[0], a);
+	assert_int_equal(elfscan_resolve_all(es, "0x1234", v, 4), 1);
+	assert_int_equal(v[0], 0x1234);
+	snprintf(spec, sizeof(spec), "symtest.c:%d", marker("nocode"));
+	assert_int_equal(elfscan_resolve(es, spec, &a), 0);
+	assert_int_equal(elfscan_resolve_all(es, spec, v, 4), 1);
+	assert_int_equal(v[0], a);
+	assert_int_equal(elfscan_resolve_all(es, "no_such_function", v, 4), -ENOENT);
+	assert_int_equal(elfscan_resolve_all(es, "symtest.c:99999", v, 4), -ENOENT);
+	assert_int_equal(elfscan_resolve_all(es, "helper", v, 0), -EINVAL);
+	elfscan_close(es);
+}
+
 static void test_resolve_names(void **state)
 {
 	struct symlist l = read_funcs(FIX "symtest");
@@ -871,6 +897,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_lines_match_libdw),
 	    cmocka_unit_test(test_line_without_code),
 	    cmocka_unit_test(test_resolve_names),
+	    cmocka_unit_test(test_resolve_all),
 	    cmocka_unit_test(test_stripped_invents_nothing),
 	    cmocka_unit_test(test_debug_file_by_build_id),
 	    cmocka_unit_test(test_debug_file_by_debuglink),
