@@ -71,7 +71,9 @@ for i in $(seq "$TRIALS"); do
 	why=""
 	if untraced $p; then
 		snapshot $p "$TMP/after"
-		cmp -s "$TMP/before" "$TMP/after" || why="text differs"
+		cmp -s "$TMP/before" "$TMP/after" ||
+			why="text differs: $(diff "$TMP/before" "$TMP/after" | grep '^>' | cut -c3- |
+				cut -d' ' -f1,2 | tr '\n' ' ')"
 	else
 		why="still traced or gone (TracerPid $(awk '/TracerPid/ {print $2}' \
 			"/proc/$p/status" 2>/dev/null || echo "-: exited"); rseqdbg said: \
