@@ -7,22 +7,25 @@
  * pcpu_lock links the library at start-up; pcpu_lock_dlopen loads it with dlopen once main
  * runs (from beside the program, or --lib PATH), so its functions are not mapped at start.
  *
- * Usage: pcpu_lock [--threads N] [--iters N] [--delay N] [--stale-every K] [--out FILE]
+ * Usage: pcpu_lock [--threads N] [--iters N] [--delay N] [--stale-every K] [--hold-us N]
+ *                  [--out FILE]
  *        pcpu_lock_dlopen [--lib PATH] [same options]
  * --threads: default twice the CPUs online. --iters: each thread's operations at least
  * (default 2000); every thread goes on until each has run its --iters, so a thread that is
  * slowed down (stepped) never runs alone. --delay: iterations of the delay loop inside the
  * section (default 200000). --stale-every K: every K'th operation of a thread first gives
  * its section a CPU number no CPU has, which branches to the abort handler through the
- * counting stub (default 0: never).
+ * counting stub (default 0: never). --hold-us N: each thread sleeps N microseconds holding
+ * the lock (default 0), so that the threads on its CPU find it held, as they do when a holder
+ * is preempted.
  *
  * Each thread runs the function worker (where `rseqdbg step --from worker` starts). The
- * report (stdout or --out FILE), key=value lines: threads, iters, delay; per thread, named
- * by its TID, thread.TID.KEY for ops, commits, handler_entries, user_branches, kernel_aborts
- * (handler_entries - user_branches) and busy; the same totals without the prefix; counter
- * (the sum of the per-CPU counters); result=ok when counter equals the commits, each thread
- * committed once per operation and no thread branched to its handler more often than it
- * entered it, result=FAIL: WHY otherwise.
+ * report (stdout or --out FILE), key=value lines: threads, iters, delay, hold_us; per thread,
+ * named by its TID, thread.TID.KEY for ops, commits, handler_entries, user_branches,
+ * kernel_aborts (handler_entries - user_branches) and busy; the same totals without the
+ * prefix; counter (the sum of the per-CPU counters); result=ok when counter equals the
+ * commits, each thread committed once per operation and no thread branched to its handler
+ * more often than it entered it, result=FAIL: WHY otherwise.
  * Exit status: 0 result=ok, 1 result=FAIL, 2 bad usage or setup error.
  */
 #define _GNU_SOURCE
@@ -55,6 +58,7 @@ static struct {
 	uint64_t iters;
 	uint64_t delay;
 	uint64_t stale_every;
+	long hold_us;
 	const char *out;
 	const char *lib;
 } opt = {.iters = 2000, .delay = 200000};
@@ -83,6 +87,8 @@ __attribute__((noinline)) void *worker(void *arg)
 		int stale = opt.stale_every && i % opt.stale_every == opt.stale_every - 1;
 		int cpu = lib.acquire(&t->c, opt.delay, stale);
 
+		if (opt.hold_us > 0)
+			usleep((useconds_t)opt.hold_us);
 		counter[cpu & (PCPU_LOCK_MAX_CPUS - 1)].n++;
 		lib.release(cpu);
 		if (i + 1 == opt.iters)
@@ -126,7 +132,7 @@ static int load(void)
 static void usage(void)
 {
 	fprintf(stderr, "Usage: pcpu_lock [--threads N] [--iters N] [--delay N] [--stale-every K] "
-			"[--out FILE]"
+			"[--hold-us N] [--out FILE]"
 #ifdef PCPU_LOCK_DLOPEN
 			" [--lib PATH]"
 #endif
@@ -141,6 +147,7 @@ static void parse(int argc, char **argv)
 	    {"iters", required_argument, NULL, 'i'},
 	    {"delay", required_argument, NULL, 'd'},
 	    {"stale-every", required_argument, NULL, 'k'},
+	    {"hold-us", required_argument, NULL, 'h'},
 	    {"out", required_argument, NULL, 'o'},
 #ifdef PCPU_LOCK_DLOPEN
 	    {"lib", required_argument, NULL, 'l'},
@@ -163,6 +170,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'k':
 			opt.stale_every = strtoull(optarg, NULL, 0);
+			break;
+		case 'h':
+			opt.hold_us = atol(optarg);
 			break;
 		case 'o':
 			opt.out = optarg;
@@ -237,8 +247,8 @@ int main(int argc, char **argv)
 		perror(opt.out);
 		return 2;
 	}
-	fprintf(f, "threads=%d\niters=%llu\ndelay=%llu\n", opt.threads,
-		(unsigned long long)opt.iters, (unsigned long long)opt.delay);
+	fprintf(f, "threads=%d\niters=%llu\ndelay=%llu\nhold_us=%ld\n", opt.threads,
+		(unsigned long long)opt.iters, (unsigned long long)opt.delay, opt.hold_us);
 	for (int i = 0; i < opt.threads; i++) {
 		snprintf(prefix, sizeof(prefix), "thread.%d.", (int)t[i].tid);
 		fprintf(f, "%sops=%llu\n", prefix, (unsigned long long)t[i].ops);
