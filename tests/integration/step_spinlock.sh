@@ -67,7 +67,7 @@ echo "step spinlock: --iters $ITERS --delay $DELAY --hold-us $HOLD_US --stale-ev
 
 # run NAME FROM PROG STEP-OPTS...: step PROG from FROM, then compare with its report
 run() {
-	local name=$1 from=$2 prog=$3 rc
+	local name=$1 from=$2 prog=$3 rc last
 	shift 3
 	local out="$TMP/$name.json" rep="$TMP/$name.rep" err="$TMP/$name.err"
 	timeout -k 10 "$LIMIT" "$RSEQDBG" step --json --quiet --detach --from "$from" "$@" -- \
@@ -77,7 +77,9 @@ run() {
 	rc=$?
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		stop_left
-		fail "step $name: finishes" "did not finish in $LIMIT s (livelock): $(grep -c '"type":"passage"' "$out") passages, last: $(tail -c 300 "$out")"
+		last=$(grep '"type":"summary"' "$out" | tail -1)
+		[ -n "$last" ] || last="$(grep -c '"type":"passage"' "$out") passages, no summary"
+		fail "step $name: finishes" "did not finish in $LIMIT s (livelock): $last"
 		return
 	fi
 	if [ $rc -ne 0 ] || [ "$(sed -n 's/^result=//p' "$rep" 2>/dev/null)" != ok ]; then
