@@ -118,7 +118,11 @@ UNIT_SRCS  := $(filter-out $(X86_ONLY),$(UNIT_SRCS))
 endif
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
-WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C))
+# tests/workloads/libNAME.c is a shared object, libNAME.so, that programs link or load.
+WL_LIB_C   := $(wildcard tests/workloads/lib*.c)
+WL_C       := $(filter-out $(WL_LIB_C),$(WL_C))
+WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C)) $(BUILD)/tests/workloads/pcpu_lock_dlopen
+WL_LIBS    := $(patsubst %.c,$(BUILD)/%.so,$(WL_LIB_C))
 
 .PHONY: FORCE all check check-kernels check-kernels-arm64 demo bench fuzz install uninstall clean deps tests format \
 	format-check lint
@@ -230,6 +234,22 @@ $(BUILD)/tests/workloads/linked_host: tests/workloads/linked_host.c tests/worklo
 	$(CC) $(CFLAGS_WL) -Itests/workloads -o $@ $< -L$(@D) -lrseq_workload \
 		-Wl,-rpath,'$$ORIGIN' -lpthread
 
+# The workloads' shared objects, and their programs: pcpu_lock links libpcpu_lock.so (found
+# beside it), pcpu_lock_dlopen is the same program loading it with dlopen.
+$(BUILD)/tests/workloads/lib%.so: CFLAGS_WL = -O2 -g -Wall -Wextra $(WERROR)
+$(BUILD)/tests/workloads/lib%.so: tests/workloads/lib%.c $(wildcard tests/workloads/$(WL_ASM)*.h \
+		tests/workloads/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_WL) -shared -fPIC -Itests/workloads -o $@ $<
+$(BUILD)/tests/workloads/pcpu_lock: tests/workloads/pcpu_lock.c tests/workloads/pcpu_lock.h \
+		$(BUILD)/tests/workloads/libpcpu_lock.so
+	$(CC) $(CFLAGS_WL) -Itests/workloads -o $@ $< -L$(@D) -lpcpu_lock -Wl,-rpath,'$$ORIGIN' \
+		-lpthread
+$(BUILD)/tests/workloads/pcpu_lock_dlopen: tests/workloads/pcpu_lock.c tests/workloads/pcpu_lock.h \
+		$(BUILD)/tests/workloads/libpcpu_lock.so
+	$(CC) $(CFLAGS_WL) -DPCPU_LOCK_DLOPEN -Itests/workloads -o $@ $< -Wl,-rpath,'$$ORIGIN' \
+		-ldl -lpthread
+
 # The static programs of audit_pid's RSEQ012 case, registered with another signature than
 # their section carries (-bad) and with the same (-clean).
 FIX_REG    := $(BUILD)/tests/fixtures/rseq012-registered-bad \
@@ -240,7 +260,7 @@ $(BUILD)/tests/fixtures/rseq012-registered-%: tests/fixtures/audit/$(WL_ASM)rseq
 	$(CC) -c -g $(if $(filter bad,$*),-DBAD) -Itests/fixtures/audit -o $@.o $<
 	$(CROSS_COMPILE)ld --build-id=none -o $@ $@.o
 
-tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO) $(FIX_REG)
+tests: all $(UNIT_BINS) $(TOOL_BINS) $(WL_BINS) $(WL_SO) $(WL_LIBS) $(FIX_REG)
 
 check: deps
 	$(MAKE) tests

@@ -55,7 +55,7 @@ rows() {
 		tr=$(cases "$log" trace) st=$(cases "$log" stat)
 		cz=$(causes "$log")
 		others=
-		for t in step step_hygiene step_threads step_retry step_fold scan_pid audit_pid; do
+		for t in step step_hygiene step_threads step_retry step_fold step_spinlock scan_pid audit_pid; do
 			c=$(cases "$log" $t)
 			[ -n "$c" ] && others="${others:+$others, }$t $c"
 		done

@@ -90,4 +90,36 @@ ne:
 	return 1;
 }
 
+/* Take the per-CPU lock *lock of cpu: if it is 0, turn a delay loop of delay iterations inside
+ * the section, then store 1, the commit. 0 when taken, 1 when the lock is held (an exit
+ * point), -1 when aborted. The caller releases it with a store-release of 0, from any CPU. */
+static inline __attribute__((always_inline)) int pcpu_lock_delay(intptr_t *lock, uint64_t delay,
+								 int cpu, uint64_t *user_branches)
+{
+	struct rseq *rs = pcpu_rseq();
+
+	__asm__ goto(PCPU_CS(3, 1, 2, 4) PCPU_EXIT(1, "%l[busy]")
+			 PCPU_ARM(3) "1:\n\t" PCPU_CHECK_CPU(5) "ldr x15, %[lock]\n\t"
+								"cbnz x15, %l[busy]\n\t"
+								"mov x15, %[delay]\n\t"
+								"cbz x15, 7f\n\t"
+								"6:\n\t"
+								"subs x15, x15, #1\n\t"
+								"b.ne 6b\n\t"
+								"7:\n\t"
+								"mov x15, #1\n\t"
+								"str x15, %[lock]\n\t"
+								"2:\n\t" PCPU_FAILURE(4, 5, "abort")
+		     :
+		     : [cpu] "r"(cpu), [cpu_id] "Qo"(rs->cpu_id), [rseq_cs] "Qo"(rs->rseq_cs),
+		       [lock] "Qo"(*lock), [delay] "r"(delay), [user_branches] "r"(user_branches)
+		     : "memory", "cc", "x15"
+		     : abort, busy);
+	return 0;
+abort:
+	return -1;
+busy:
+	return 1;
+}
+
 #endif
