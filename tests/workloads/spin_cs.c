@@ -4,11 +4,14 @@
  * before it commits. With --signal-us U, a second thread looks at the first every U
  * microseconds and signals it (SIGUSR1, a handler that counts it) once in each odd attempt
  * it sees in two looks in a row; an odd attempt spins 64 times longer, so that the signal
- * lands inside its section. Under a debugger the kernel aborts the section before the
- * handler runs, and the handler returns to the abort handler, which retries. Even attempts
- * are never signalled, so every operation commits by its second attempt unless the kernel
- * preempts it: the run ends however slow the machine. Every attempt ends in a commit or an
- * abort, each counted: iterations = commits + aborts, and the per-CPU counters add up to N.
+ * lands inside its section. The second thread keeps off the first one's CPU while that one
+ * is held on a single CPU (as a debugger that pins it does): waking up beside it, it would
+ * switch it out, and the kernel would abort the section before the signal came. Under a
+ * debugger the kernel aborts the section before the handler runs, and the handler returns
+ * to the abort handler, which retries. Even attempts are never signalled, so every
+ * operation commits by its second attempt unless the kernel preempts it: the run ends
+ * however slow the machine. Every attempt ends in a commit or an abort, each counted:
+ * iterations = commits + aborts, and the per-CPU counters add up to N.
  *
  * Usage: spin_cs [--iters N] [--spin S] [--signal-us U] [--out FILE]
  *   (defaults 100, 100000, 0: no signals, stdout)
@@ -17,6 +20,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,6 +29,7 @@
 #include <stdlib.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "rseq_workload.h"
@@ -50,6 +55,24 @@ static void on_usr1(int sig)
 	signals++;
 }
 
+/* Keep the calling thread off the main thread's CPU while the main thread is held on one
+ * CPU: woken beside it, it would switch it out, and the kernel would abort its section
+ * before the signal reached it. */
+static void step_aside(void)
+{
+	cpu_set_t main_mask, mask;
+
+	if (sched_getaffinity(main_tid, sizeof(main_mask), &main_mask) < 0 ||
+	    sched_getaffinity(0, sizeof(mask), &mask) < 0 || CPU_COUNT(&main_mask) != 1)
+		return;
+	CPU_ZERO(&mask);
+	for (int cpu = 0; cpu < get_nprocs_conf() && cpu < CPU_SETSIZE; cpu++)
+		if (!CPU_ISSET(cpu, &main_mask))
+			CPU_SET(cpu, &mask);
+	if (CPU_COUNT(&mask))
+		sched_setaffinity(0, sizeof(mask), &mask);
+}
+
 static void *signaller(void *arg)
 {
 	const uint64_t *attempts = &thread.cnt[WL_SECT_COUNTER].iterations;
@@ -64,6 +87,7 @@ static void *signaller(void *arg)
 			signalled = n;
 		}
 		seen = n;
+		step_aside();
 		usleep((useconds_t)signal_us);
 	}
 	return NULL;
