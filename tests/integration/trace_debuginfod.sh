@@ -125,11 +125,13 @@ EOF
 
 # trace_case FILE-NAME CASE MODE(named|unnamed) PROGRAM-COPY DEBUG-PATH-IN-ROOT [ENV...]
 trace_case() {
-	local f=$TMP/$1 name=$2 mode=$3 prog=$4 dbg=$5 why
+	local f=$TMP/$1 name=$2 mode=$3 prog=$4 dbg=$5 why rc
 	shift 5
 	container "$prog" "$dbg"
 	env "$@" "$RSEQDBG" trace --json --events abort -- "${CMD[@]}" >"$f.json" 2>"$f.err"
-	if why=$(python3 "$TMP/check.py" "$mode" "$f.json" "$TMP/scan.json" events); then
+	rc=$?
+	if why=$(python3 "$TMP/check.py" "$mode" "$f.json" "$TMP/scan.json" events) &&
+		why="$why, exit $rc" && [ $rc -eq 0 ]; then
 		pass "trace, $name: every abort $mode ($why)"
 	else
 		fail "trace, $name: every abort $mode" "$why; $(tail -3 "$f.err")"
@@ -138,9 +140,12 @@ trace_case() {
 
 # --- DEBUGINFOD_URLS unset: nothing leaves the machine, and nothing names the sections ----------
 container "$TMP/percpu_lib" ""
-strace -q -o "$TMP/strace.txt" -e trace=socket,connect \
-	"$RSEQDBG" trace --json --events abort -- "${CMD[@]}" >"$TMP/unset.json" 2>"$TMP/unset.err"
-if why=$(python3 "$TMP/check.py" unnamed "$TMP/unset.json" "$TMP/scan.json" events); then
+# (LeakSanitizer, in a SANITIZE build, cannot run under strace's ptrace)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -q -o "$TMP/strace.txt" \
+	-e trace=socket,connect "$RSEQDBG" trace --json --events abort -- "${CMD[@]}" >"$TMP/unset.json" 2>"$TMP/unset.err"
+rc=$?
+if why=$(python3 "$TMP/check.py" unnamed "$TMP/unset.json" "$TMP/scan.json" events) &&
+	why="$why, exit $rc" && [ $rc -eq 0 ]; then
 	pass "trace, no DEBUGINFOD_URLS, no debug file: aborts traced, unnamed as the file is ($why)"
 else
 	fail "trace, no DEBUGINFOD_URLS, no debug file: aborts traced, unnamed" "$why; $(tail -3 "$TMP/unset.err")"
