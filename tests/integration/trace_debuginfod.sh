@@ -5,7 +5,7 @@
 # exporter name every section by function and file:line (the unstripped binary's scan says
 # which) with its debug file served by a local debuginfod (DEBUGINFOD_URLS), or placed in the
 # container's /usr/lib/debug by build-id or by debuglink; without DEBUGINFOD_URLS no socket is
-# opened and nothing local names them.
+# opened and nothing local names them; a server that does not answer is said once.
 source "$(dirname "$0")/../lib.sh"
 
 W="$BUILD/tests/workloads/percpu_lib"
@@ -179,6 +179,13 @@ trace_case served debuginfod named "$TMP/percpu_lib" "" DEBUGINFOD_URLS="$URL" \
 	DEBUGINFOD_CACHE_PATH="$TMP/cache"
 check "trace, debuginfod: fetched once, into DEBUGINFOD_CACHE_PATH" \
 	test "$(($(served) - before))" -eq 1 -a -s "$TMP/cache/$ID/debuginfo"
+
+# a server that does not answer: said once, and the trace goes on unnamed
+DEAD=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+trace_case dead "no server on port $DEAD" unnamed "$TMP/percpu_lib" "" \
+	DEBUGINFOD_URLS="http://127.0.0.1:$DEAD" DEBUGINFOD_CACHE_PATH="$TMP/cache-dead"
+check "trace, no server on port $DEAD: one warning naming the build-id" \
+	test "$(grep -c "warning: debuginfod: no debug file for build-id $ID: " "$TMP/dead.err")" -eq 1
 
 # stat's summary, from a cache of its own
 container "$TMP/percpu_lib" ""
