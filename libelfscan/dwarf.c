@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * DWARF through libdw: the line table and the subprograms of the file, or of its separate
- * debug file (found by build-id, then by .gnu_debuglink with its CRC checked). Both are read
+ * debug file (found by build-id, then by .gnu_debuglink with its CRC checked, in the file's
+ * own system root and then ours; last from the caller's find_debuginfo). Both are read
  * once into sorted arrays so that a lookup is a binary search. A .o goes through libdwfl,
  * which applies the relocations of its debug sections.
  */
@@ -192,22 +193,20 @@ fail:
 	return false;
 }
 
-/* Call fn for each ':'-separated debug directory until it returns true. */
-static bool each_debug_dir(struct elfscan *es, bool (*fn)(struct elfscan *, const char *, void *),
-			   void *arg)
+/* Call fn for each ':'-separated debug directory, under root ("" for ours), until it returns
+ * true. */
+static bool each_debug_dir(struct elfscan *es, const char *root,
+			   bool (*fn)(struct elfscan *, const char *, void *), void *arg)
 {
 	const char *dirs = es->opts.debug_dirs ? es->opts.debug_dirs : DEFAULT_DEBUG_DIRS;
 	char dir[PATH_MAX];
 
 	while (*dirs) {
 		size_t len = strcspn(dirs, ":");
+		int n = snprintf(dir, sizeof(dir), "%s%.*s", root, (int)len, dirs);
 
-		if (len && len < sizeof(dir)) {
-			memcpy(dir, dirs, len);
-			dir[len] = 0;
-			if (fn(es, dir, arg))
-				return true;
-		}
+		if (len && n < (int)sizeof(dir) && fn(es, dir, arg))
+			return true;
 		dirs += len;
 		if (*dirs == ':')
 			dirs++;
@@ -228,7 +227,7 @@ static bool by_build_id(struct elfscan *es, const char *dir, void *arg)
 
 struct debuglink {
 	const char *name; /* the file name the link gives */
-	const char *dir;  /* directory of the file itself, real path */
+	const char *dir;  /* directory of the file itself, as seen from the root searched */
 	uint32_t crc;
 };
 
@@ -243,10 +242,28 @@ static bool by_debuglink_dir(struct elfscan *es, const char *root, void *arg)
 	return try_debug_file(es->dw, path, NULL, true, link->crc);
 }
 
+/* The places of a debuglink under root, for a file in directory link->dir of that root: beside
+ * the file, in its .debug, then under each debug directory followed by the file's directory. */
+static bool debuglink_places(struct elfscan *es, const char *root, const struct debuglink *link)
+{
+	char path[PATH_MAX];
+
+	/* A file cannot carry its own CRC, so the file itself never matches. */
+	if (snprintf(path, sizeof(path), "%s%s/%s", root, link->dir, link->name) <
+		(int)sizeof(path) &&
+	    try_debug_file(es->dw, path, NULL, true, link->crc))
+		return true;
+	if (snprintf(path, sizeof(path), "%s%s/.debug/%s", root, link->dir, link->name) <
+		(int)sizeof(path) &&
+	    try_debug_file(es->dw, path, NULL, true, link->crc))
+		return true;
+	return each_debug_dir(es, root, by_debuglink_dir, (void *)link);
+}
+
 /* .gnu_debuglink: a file name, padding to 4 bytes, the CRC-32 of the debug file. */
 static bool by_debuglink(struct elfscan *es)
 {
-	char real[PATH_MAX], path[PATH_MAX], *slash;
+	char real[PATH_MAX], *slash;
 	struct debuglink link;
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
@@ -278,6 +295,14 @@ static bool by_debuglink(struct elfscan *es)
 	if ((es->ehdr.e_ident[EI_DATA] == ELFDATA2MSB) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
 		link.crc = __builtin_bswap32(link.crc);
 	link.name = (const char *)p;
+	/* The file's own system first, where its path is the one its processes see. */
+	if (es->opts.sysroot && es->opts.sysroot_path && es->opts.sysroot_path[0] == '/') {
+		snprintf(real, sizeof(real), "%s", es->opts.sysroot_path);
+		*strrchr(real, '/') = 0;
+		link.dir = real;
+		if (debuglink_places(es, es->opts.sysroot, &link))
+			return true;
+	}
 	if (!realpath(es->path, real))
 		snprintf(real, sizeof(real), "%s", es->path);
 	slash = strrchr(real, '/');
@@ -287,24 +312,25 @@ static bool by_debuglink(struct elfscan *es)
 	} else {
 		link.dir = ".";
 	}
-	/* A file cannot carry its own CRC, so the file itself never matches. */
-	if (snprintf(path, sizeof(path), "%s/%s", link.dir, link.name) < (int)sizeof(path) &&
-	    try_debug_file(es->dw, path, NULL, true, link.crc))
-		return true;
-	if (snprintf(path, sizeof(path), "%s/.debug/%s", link.dir, link.name) < (int)sizeof(path) &&
-	    try_debug_file(es->dw, path, NULL, true, link.crc))
-		return true;
-	return each_debug_dir(es, by_debuglink_dir, &link);
+	return debuglink_places(es, "", &link);
 }
 
+/* The local places by build-id, in the file's own system first, then a debuglink; last what
+ * the caller's find_debuginfo gives for the build-id (checked like a local file). */
 static void find_debug_file(struct elfscan *es)
 {
-	char id[256];
+	char id[256], *path = NULL;
+	bool have_id = build_id_hex(es->elf, id, sizeof(id)) && strlen(id) > 2;
 
-	if (build_id_hex(es->elf, id, sizeof(id)) && strlen(id) > 2 &&
-	    each_debug_dir(es, by_build_id, id))
+	if (have_id && es->opts.sysroot && each_debug_dir(es, es->opts.sysroot, by_build_id, id))
 		return;
-	by_debuglink(es);
+	if (have_id && each_debug_dir(es, "", by_build_id, id))
+		return;
+	if (by_debuglink(es) || !have_id || !es->opts.find_debuginfo)
+		return;
+	if (!es->opts.find_debuginfo(id, &path, es->opts.find_debuginfo_ctx) && path)
+		try_debug_file(es->dw, path, id, false, 0);
+	free(path);
 }
 
 static int no_debuginfo_search(Dwfl_Module *mod, void **userdata, const char *modname,

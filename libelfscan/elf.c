@@ -860,6 +860,7 @@ static int es_load_image(struct elfscan *es)
 
 static struct elfscan *es_new(const char *path, const struct elfscan_opts *opts, int *err)
 {
+	const char *strs[3];
 	struct elfscan *es;
 
 	if (opts && opts->sz < sizeof(opts->sz)) {
@@ -876,11 +877,15 @@ static struct elfscan *es_new(const char *path, const struct elfscan_opts *opts,
 	if (opts)
 		memcpy(&es->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
 	es->opts.sz = sizeof(es->opts);
-	if (es->opts.debug_dirs) {
-		es->opts.debug_dirs = strdup(es->opts.debug_dirs);
-		if (!es->opts.debug_dirs)
-			goto nomem;
-	}
+	/* The strings become the library's own copies; until then none is freed. */
+	strs[0] = es->opts.debug_dirs;
+	strs[1] = es->opts.sysroot;
+	strs[2] = es->opts.sysroot_path;
+	es->opts.debug_dirs = es->opts.sysroot = es->opts.sysroot_path = NULL;
+	if ((strs[0] && !(es->opts.debug_dirs = strdup(strs[0]))) ||
+	    (strs[1] && !(es->opts.sysroot = strdup(strs[1]))) ||
+	    (strs[2] && !(es->opts.sysroot_path = strdup(strs[2]))))
+		goto nomem;
 	return es;
 nomem:
 	elfscan_close(es);
@@ -1166,6 +1171,8 @@ void elfscan_close(struct elfscan *es)
 	free(es->exits);
 	free(es->build_id);
 	free((char *)es->opts.debug_dirs);
+	free((char *)es->opts.sysroot);
+	free((char *)es->opts.sysroot_path);
 	free(es->path);
 	free(es);
 }

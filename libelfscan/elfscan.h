@@ -107,11 +107,25 @@ struct elfscan_segment {
 	uint32_t flags; /* PF_R | PF_W | PF_X */
 };
 
+/* A source of separate debug files beyond the local directories, such as a debuginfod
+ * client: given the file's build-id (lowercase hex), set *path to a debug file's name
+ * (malloc'd; the library frees it) and return 0, or return a negative errno. The library
+ * itself never reaches the network. */
+typedef int (*elfscan_find_debuginfo_fn)(const char *build_id, char **path, void *ctx);
+
 struct elfscan_opts {
 	size_t sz;		/* sizeof(struct elfscan_opts) */
 	const char *debug_dirs; /* ':'-separated roots for separate debug files
 				   (default "/usr/lib/debug") */
 	bool no_debuginfo;	/* do not look for DWARF at all */
+	/* The root directory of the file's own system when it is not ours (a process in a
+	 * container: "/proc/PID/root"): debug_dirs are searched under it before ours, and so is
+	 * the directory of sysroot_path (the file's path under that root) for .gnu_debuglink. */
+	const char *sysroot;
+	const char *sysroot_path;
+	/* Asked once, when no local debug file was found (NULL: never). */
+	elfscan_find_debuginfo_fn find_debuginfo;
+	void *find_debuginfo_ctx;
 };
 
 /* Open a file or a memory buffer (the buffer must outlive the handle). */

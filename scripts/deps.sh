@@ -4,7 +4,8 @@
 # (apt-get update first); otherwise it prints the command to run and fails.
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
 #                             readelf, objdump and nm, python3, pkg-config,
-#                             strace, and prometheus with its promtool for the exporter's)
+#                             strace, prometheus with its promtool for the exporter's, and
+#                             debuginfod, curl and unshare for the symbols served by build-id)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
@@ -21,7 +22,8 @@
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev libmicrohttpd-dev gdb binutils python3 strace prometheus"
+libcapstone-dev libmicrohttpd-dev libdebuginfod-dev gdb binutils python3 strace prometheus
+debuginfod curl util-linux"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -105,10 +106,30 @@ static int module_bias(const struct elfscan *es, const struct mapping *m, uint64
 	return -ENOENT;
 }
 
-/* Scan the file of a module; false when it is not an ELF file (then it is not a module). */
-static bool module_scan(pid_t pid, const struct elfscan_opts *opts, struct rd_module *mod,
-			const struct mapping *first)
+/* "/proc/PID/root" in buf when the process sees another file system than ours (a mount
+ * namespace or a root directory of its own, as in a container): its modules' debug files are
+ * then looked for there first. False when it sees ours, or when that cannot be told. */
+static bool other_root(pid_t pid, char *buf, size_t len)
 {
+	struct stat theirs, ours;
+	char ns[64];
+
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+	snprintf(buf, len, "/proc/%d/root", (int)pid);
+	if (stat(ns, &theirs) || stat("/proc/self/ns/mnt", &ours))
+		return false;
+	if (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+		return true;
+	return !stat(buf, &theirs) && !stat("/", &ours) &&
+	       (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino);
+}
+
+/* Scan the file of a module; false when it is not an ELF file (then it is not a module).
+ * root: the process's own root when it is not ours (other_root()), else NULL. */
+static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *root,
+			struct rd_module *mod, const struct mapping *first)
+{
+	struct elfscan_opts o = *opts;
 	char path[128];
 	int fd, err;
 
@@ -122,7 +143,11 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 		return false;
 	}
 	close(fd);
-	err = elfscan_open(path, opts, &mod->es);
+	if (root) {
+		o.sysroot = root;
+		o.sysroot_path = first->path;
+	}
+	err = elfscan_open(path, &o, &mod->es);
 	if (err) {
 		const char *msg = elfscan_errmsg();
 		size_t plen = strlen(path);
@@ -188,7 +213,8 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 {
 	struct mapping *firsts = NULL; /* the mapping each module starts with */
 	size_t cap = 0, fcap = 0, len = 0, kept = 0;
-	char path[64], *line = NULL;
+	char path[64], root[64], *line = NULL;
+	bool own_root;
 	ssize_t n;
 	pid_t via;
 	FILE *f;
@@ -257,10 +283,11 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 	}
 	/* Scan after reading, so the maps are one snapshot. Files that are not ELF (locale
 	 * archives, data files) are not modules. */
+	own_root = other_root(via, root, sizeof(root));
 	for (size_t i = 0; i < mods->n; i++) {
 		struct rd_module *mod = &mods->v[i];
 
-		if (module_scan(via, opts, mod, &firsts[i]))
+		if (module_scan(via, opts, own_root ? root : NULL, mod, &firsts[i]))
 			mods->v[kept++] = *mod;
 		else
 			free(mod->path);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Sections and stack addresses symbolized: the files of traced processes, known by device and
- * inode so that they stay usable after the process exits, and each process' mappings. */
+ * inode so that they stay usable after the process exits, and each process' mappings. Debug
+ * files come from the host, the process's own root, and debuginfod (DEBUGINFOD_URLS). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "debuginfod.h"
 #include "internal.h"
 #include "proc/maps.h"
 #include "symfmt.h"
@@ -34,6 +36,10 @@ static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const
 		elfscan_close(es);
 		return NULL;
 	}
+	/* The debug file of a file with sections is looked for now, while the process's own
+	 * root (a container's, where it may be) is still there to look in. */
+	if (elfscan_count(es))
+		elfscan_has_dwarf(es);
 	v[t->nfiles] = (struct symfile){.dev = dev, .ino = ino, .path = p, .es = es};
 	rd_tracer_uprobe_file(t, path, es);
 	return &v[t->nfiles++];
@@ -53,6 +59,7 @@ void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
 	struct rd_modules mods;
 	struct pidmap *pm = pid_find(t, pid);
 
+	rd_debuginfod_opts(&opts);
 	if (rd_modules_load(pid, &opts, &mods))
 		return;
 	if (!pm) {
@@ -93,6 +100,7 @@ void rd_tracer_learn_file(struct rd_tracer *t, const char *path)
 	struct elfscan *es;
 	struct stat st;
 
+	rd_debuginfod_opts(&opts);
 	if (stat(path, &st) || file_find(t, st.st_dev, st.st_ino))
 		return;
 	if (elfscan_open(path, &opts, &es))
@@ -255,4 +263,5 @@ void rd_tracer_syms_free(struct rd_tracer *t)
 	for (size_t i = 0; i < t->nsecs; i++)
 		free(t->secs[i]);
 	free(t->secs);
+	rd_debuginfod_end();
 }

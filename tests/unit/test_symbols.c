@@ -786,6 +786,125 @@ static void test_debuglink_places(void **state)
 	free(l.s);
 }
 
+/* The debug file of symtest-stripped under DEBUG_DIR, named by its build-id. */
+static void stripped_debug_file(char *buf, size_t len)
+{
+	struct elfscan_opts opts = {.sz = sizeof(opts), .no_debuginfo = true};
+	struct elfscan *es;
+	const char *id;
+
+	assert_int_equal(elfscan_open(FIX "symtest-stripped", &opts, &es), 0);
+	id = elfscan_build_id(es);
+	assert_non_null(id);
+	snprintf(buf, len, DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
+	elfscan_close(es);
+}
+
+/* A process's own root (sysroot): its debug directories, then the file's own directory
+ * there for a debuglink, each before ours. */
+static void test_sysroot(void **state)
+{
+	char tmpl[] = "/tmp/test_symbols.XXXXXX", dbg[PATH_MAX], src[PATH_MAX], cmd[PATH_MAX + 16];
+	char *top = mkdtemp(tmpl);
+	struct elfscan_opts opts = {.sz = sizeof(opts), .debug_dirs = "/usr/lib/debug"};
+	struct symlist l = read_funcs(FIX "symtest");
+	struct elfscan *es;
+	const char *id;
+
+	assert_non_null(top);
+	opts.sysroot = top;
+	assert_int_equal(elfscan_open(FIX "symtest-stripped", &opts, &es), 0);
+	assert_null(elfscan_debug_file(es));
+	id = elfscan_build_id(es);
+	snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug/.build-id/%.2s", top, id);
+	mkdirs(dbg);
+	snprintf(dbg, sizeof(dbg), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", top, id, id + 2);
+	stripped_debug_file(src, sizeof(src));
+	copy_file(src, dbg);
+	elfscan_close(es);
+	assert_int_equal(elfscan_open(FIX "symtest-stripped", &opts, &es), 0);
+	assert_non_null(elfscan_debug_file(es));
+	assert_string_equal(elfscan_debug_file(es), dbg);
+	check_functions(es, &l, false);
+	check_lines(es, &l);
+	elfscan_close(es);
+
+	/* Beside the file as the root has it, before the host's .debug beside the opened one. */
+	opts.sysroot_path = "/opt/app/symtest-link";
+	snprintf(dbg, sizeof(dbg), "%s/opt/app", top);
+	mkdirs(dbg);
+	snprintf(dbg, sizeof(dbg), "%s/opt/app/symtest-link.debug", top);
+	copy_file(FIX ".debug/symtest-link.debug", dbg);
+	assert_int_equal(elfscan_open(FIX "symtest-link", &opts, &es), 0);
+	assert_non_null(elfscan_debug_file(es));
+	assert_string_equal(elfscan_debug_file(es), dbg);
+	assert_true(elfscan_has_dwarf(es));
+	elfscan_close(es);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
+	free(l.s);
+}
+
+struct finder {
+	const char *give; /* the file find_debuginfo names */
+	char id[256];	  /* the build-id it was asked for */
+	int calls;
+};
+
+static int find_debuginfo(const char *build_id, char **path, void *ctx)
+{
+	struct finder *f = ctx;
+
+	f->calls++;
+	snprintf(f->id, sizeof(f->id), "%s", build_id);
+	if (!f->give)
+		return -ENOENT;
+	*path = strdup(f->give);
+	return *path ? 0 : -ENOMEM;
+}
+
+/* find_debuginfo is asked once, with the build-id, and only when nothing local has the file;
+ * what it gives is checked like a local file (a wrong build-id is refused). */
+static void test_find_debuginfo(void **state)
+{
+	char give[PATH_MAX];
+	struct finder f = {.give = give};
+	struct elfscan_opts opts = {.sz = sizeof(opts),
+				    .debug_dirs = "/nonexistent",
+				    .find_debuginfo = find_debuginfo,
+				    .find_debuginfo_ctx = &f};
+	struct symlist l = read_funcs(FIX "symtest");
+	struct elfscan *es;
+
+	stripped_debug_file(give, sizeof(give));
+	assert_int_equal(elfscan_open(FIX "symtest-stripped", &opts, &es), 0);
+	assert_int_equal(f.calls, 0);
+	assert_non_null(elfscan_debug_file(es));
+	assert_string_equal(elfscan_debug_file(es), f.give);
+	assert_string_equal(f.id, elfscan_build_id(es));
+	check_functions(es, &l, false);
+	check_lines(es, &l);
+	assert_int_equal(f.calls, 1);
+	elfscan_close(es);
+
+	f.calls = 0;
+	f.give = FIX ".debug/symtest-link.debug";
+	assert_int_equal(elfscan_open(FIX "symtest-stripped", &opts, &es), 0);
+	assert_null(elfscan_debug_file(es));
+	assert_false(elfscan_has_dwarf(es));
+	assert_int_equal(f.calls, 1);
+	elfscan_close(es);
+
+	f.calls = 0;
+	opts.debug_dirs = DEBUG_DIR;
+	assert_int_equal(elfscan_open(FIX "symtest-stripped", &opts, &es), 0);
+	assert_non_null(elfscan_debug_file(es));
+	assert_int_equal(f.calls, 0);
+	elfscan_close(es);
+	free(l.s);
+}
+
 static void *slurp(const char *path, size_t *len)
 {
 	struct stat sb;
@@ -907,6 +1026,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_labels_and_aliases),
 	    cmocka_unit_test(test_arm_thumb),
 	    cmocka_unit_test(test_debuglink_places),
+	    cmocka_unit_test(test_sysroot),
+	    cmocka_unit_test(test_find_debuginfo),
 	    cmocka_unit_test(test_memory_buffer),
 	    cmocka_unit_test(test_compressed_debug_sections),
 	    cmocka_unit_test(test_no_debuginfo),
