@@ -32,7 +32,9 @@ static void usage(FILE *f)
 	       "      --cgroup PATH     trace tasks in the cgroup v2 directory PATH or below it\n"
 	       "  -- CMD ARGS           run CMD and trace it, its threads and its children from\n"
 	       "                        its first instruction; exit with its status\n\n"
-	       "Output:\n"
+	       "Output (records on standard output, whole lines, one write each):\n"
+	       "  -o, --output FILE     write records and summaries to FILE instead (keeps\n"
+	       "                        them apart from CMD's output); errors stay on stderr\n"
 	       "      --events LIST     events to print: abort,user-abort,migrate,update,signal\n"
 	       "                        or all (default: abort,user-abort,migrate)\n"
 	       "      --no-uprobes      no uprobes on the abort handlers: no user-abort events\n"
@@ -102,6 +104,7 @@ static uint64_t mono_ms(void)
 /* What the command line asks for, besides the tracer's own options. */
 struct trace_args {
 	struct rd_tracer_opts o;
+	const char *output; /* -o */
 	pid_t pids[RD_MAX_FILTER], tids[RD_MAX_FILTER];
 	double interval, duration;
 	unsigned long long top;
@@ -136,6 +139,9 @@ enum {
 static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, const char *arg)
 {
 	switch (opt) {
+	case 'o':
+		a->output = arg;
+		return 0;
 	case 'p':
 	case 't':
 	case RD_FOPT_COMM:
@@ -182,6 +188,7 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
 	    {"pid", required_argument, NULL, 'p'},
 	    {"tid", required_argument, NULL, 't'},
 	    {"comm", required_argument, NULL, RD_FOPT_COMM},
@@ -198,7 +205,7 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 	    {"no-uprobes", no_argument, NULL, O_NO_UPROBES},
 	    {0},
 	};
-	static const struct rd_cmdline cl = {"+p:t:", longopts, usage};
+	static const struct rd_cmdline cl = {"+o:p:t:", longopts, usage};
 	int opt, ret;
 
 	a->o.pids = a->pids;
@@ -212,7 +219,6 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 		if (ret)
 			return ret;
 	}
-	c->w = rd.jw;
 	return 0;
 }
 
@@ -261,7 +267,6 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 		ret = rd_tracer_poll(c->t, 100, rd_out_event, c);
 		if (ret < 0)
 			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
-		fflush(stdout);
 		now = mono_ms();
 		if (next_ms && now >= next_ms) {
 			rd_out_summary(c, (int)a->top, false);
@@ -283,6 +288,7 @@ int cmd_trace(int argc, char **argv)
 	struct trace_args a = {};
 	struct rd_spawn child = RD_SPAWN_INIT;
 	struct rd_trace_out c = {};
+	FILE *out = stdout;
 	struct rd_features f;
 	char **cmd;
 	int ret, code, status = 0, st;
@@ -297,6 +303,14 @@ int cmd_trace(int argc, char **argv)
 	code = settle_opts(&a, &c, &f);
 	if (code)
 		return code;
+	if (a.output) {
+		out = rd_output_open(a.output);
+		if (!out)
+			return EXIT_ERROR;
+	}
+	code = rd_out_init(&c, out);
+	if (code)
+		goto out;
 	ret = rd_tracer_start(&a.o, &f, cmd, &child, &c.t);
 	if (ret) {
 		rd_error("%s", rd_errmsg());
@@ -321,10 +335,15 @@ int cmd_trace(int argc, char **argv)
 		rd_out_folded(&c);
 	else if (code == EXIT_OK)
 		code = rd_out_summary(&c, (int)a.top, true);
+	if (code == EXIT_OK && c.write_err)
+		code = rd_error("writing %s failed: %s",
+				a.output ? a.output : "the standard output", strerror(c.write_err));
 	if (code == EXIT_OK && cmd)
 		code = status;
 out:
 	rd_out_free(&c);
 	rd_tracer_free(c.t);
+	if (out != stdout && rd_output_close(out, a.output, stdout) && code == EXIT_OK)
+		code = EXIT_ERROR;
 	return code;
 }
