@@ -415,8 +415,10 @@ with open(sys.argv[2], "w") as f:
 PY
 cat >"$TMP/mixed.py" <<'PY'
 import json, re, sys
-# argv: output mode(json|folded) lines-written records-file
+# argv: output mode(json|folded|plain) lines-written records-file
 seen, recs, bad = set(), [], []
+summary = False # plain: the lines of the summary, free-form, come last
+event = re.compile(r"[0-9:.]+ +[0-9]+/[0-9]+ +\S+ +[0-9]+ +(abort|user-abort|migrate|cpu_id|signal) +\S.*")
 for l in open(sys.argv[1], errors="replace"):
     l = l.rstrip("\n")
     m = re.fullmatch(r"command line (\d+): (x*)", l)
@@ -426,8 +428,11 @@ for l in open(sys.argv[1], errors="replace"):
     try:
         if sys.argv[2] == "json":
             assert isinstance(json.loads(l), dict)
-        else:
+        elif sys.argv[2] == "folded":
             assert re.fullmatch(r"rseq_workload(;\S+)+ \d+", l)
+        else:
+            summary = summary or l == "--- summary ---"
+            assert "command" not in l and (summary or l == "" or event.fullmatch(l))
         recs.append(l)
     except (ValueError, AssertionError):
         bad.append(l)
@@ -439,21 +444,25 @@ if seen != set(range(n)):
 open(sys.argv[4], "w").write("".join(r + "\n" for r in recs))
 print(len(recs), n)
 PY
-for mode in json folded; do
-	out=$("$RSEQDBG" trace --$mode -- sh -c 'python3 "$1" 3 "$2" & exec "$3" --signal-us 200 --seconds 1 --out "$4"' \
+for mode in json folded plain; do
+	case $mode in json) flag=--json ;; folded) flag=--folded ;; *) flag=--events=all ;; esac
+	name="trace $flag -- CMD writing to the same pipe"
+	out=$("$RSEQDBG" trace $flag -- sh -c 'python3 "$1" 3 "$2" & exec "$3" --signal-us 200 --seconds 1 --out "$4"' \
 		sh "$TMP/lines.py" "$TMP/mixed-$mode.n" "$W" "$TMP/mixed-$mode.txt" >"$TMP/mixed-$mode.out"; echo $?)
 	# the writer ends after rseqdbg, saying how many lines it wrote
 	wait_for 60 "the command's writer to end" test -s "$TMP/mixed-$mode.n" || continue
 	if [ "$out" != 0 ]; then
-		fail "trace --$mode -- CMD writing to the same pipe" "exit $out"
+		fail "$name" "exit $out"
 	elif ! counts=$(python3 "$TMP/mixed.py" "$TMP/mixed-$mode.out" $mode "$TMP/mixed-$mode.n" "$TMP/mixed-$mode.rec"); then
-		fail "trace --$mode -- CMD writing to the same pipe: lines whole" "$counts"
+		fail "$name: lines whole" "$counts"
 	elif [ $mode = json ] && ! why=$(python3 "$TMP/check.py" "$TMP/mixed-$mode.rec" "$TMP/mixed-$mode.txt" signal "$TMP/lines" exact); then
-		fail "trace --$mode -- CMD writing to the same pipe: records complete" "$why"
+		fail "$name: records complete" "$why"
 	elif [ $mode = folded ] && [ "$(awk '{ n += $NF } END { print n }' "$TMP/mixed-$mode.rec")" -ne "$(sed -n 's/^aborts=//p' "$TMP/mixed-$mode.txt")" ]; then
-		fail "trace --$mode -- CMD writing to the same pipe: records complete" "folded counts differ from the workload's aborts"
+		fail "$name: records complete" "folded counts differ from the workload's aborts"
+	elif [ $mode = plain ] && ! grep -q ' abort  *section ' "$TMP/mixed-$mode.rec"; then
+		fail "$name: records complete" "no abort line"
 	else
-		pass "trace --$mode -- CMD writing to the same pipe: every line a whole record or a whole line of the command (records, lines: $counts)"
+		pass "$name: every line a whole record or a whole line of the command (records, lines: $counts)"
 	fi
 done
 
