@@ -301,6 +301,33 @@ for x in s["sections"]:
     assert re.fullmatch(r"%s\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\)" % x["function"],
                         x["abort_handler"] or ""), x["abort_handler"]' "$TMP/e.json"
 
+# Two -p: the trace ends once both have ended, not with the first; the second, running three
+# times as long, has every abort counted.
+if ! quick; then
+	mkfifo "$TMP/goF" "$TMP/goG"
+	"$W" --wait --iters $((iters / 3)) --signal-us 200 --out "$TMP/F.txt" <"$TMP/goF" 2>/dev/null &
+	A=$!
+	"$W" --wait --iters $iters --signal-us 200 --out "$TMP/G.txt" <"$TMP/goG" 2>/dev/null &
+	B=$!
+	timeout 300 "$RSEQDBG" trace --json --summary -p "$A" -p "$B" >"$TMP/fg.json" 2>"$TMP/fg.err" &
+	T=$!
+	wait_for -p $T 10 "trace -p -p to say tracing" file_has tracing "$TMP/fg.err"
+	exec 3>"$TMP/goF" 4>"$TMP/goG"
+	exec 3>&- 4>&-
+	wait $A $B
+	wait $T
+	rc=$?
+	check "trace -p A -p B: ends with the last, status 0 ($rc), the last one's aborts all counted" \
+		python3 -c 'import json, sys
+assert sys.argv[4] == "0"
+s = [json.loads(l) for l in open(sys.argv[1])][-1]["summary"]
+assert s["final"]
+theirs = sum(int(l.split("=")[1]) for l in open(sys.argv[2]) if l.startswith("section.") and ".aborts=" in l)
+ours = sum(x["aborts"] for x in s["sections"] if x["pid"] == int(sys.argv[3]))
+assert ours + s["backup_program_skipped"] >= theirs >= ours > 0, (ours, theirs)' \
+		"$TMP/fg.json" "$TMP/G.txt" "$B" "$rc"
+fi
+
 # -t: one worker thread of two; --cgroup: only the process placed in a cgroup v2 directory.
 mkfifo "$TMP/goT"
 "$W" --wait --threads 2 --signal-us 200 --seconds 1 --out "$TMP/T.txt" <"$TMP/goT" 2>"$TMP/T.err" &
