@@ -58,6 +58,12 @@ int rd_json_writer(void);
 /* Send the command's JSON documents, error objects included, to f from now on (stat writes
  * its summary on stderr or into a file). Returns EXIT_OK, or EXIT_ERROR when out of memory. */
 int rd_json_writer_to(FILE *f);
+/* -o/--output FILE of stat and trace: FILE created or truncated, close-on-exec, and where the
+ * command's JSON documents go from now on (error lines stay on stderr). NULL once reported. */
+FILE *rd_output_open(const char *path);
+/* Close it, JSON documents going to back again; EXIT_OK, or EXIT_ERROR (reported) when
+ * writing it failed. */
+int rd_output_close(FILE *f, const char *path, FILE *back);
 
 /* Command lines. A command lists only its own options; rd_getopt() adds and handles those
  * every command takes: -j/--json, --pretty and -h/--help. -p is --pid wherever a process is

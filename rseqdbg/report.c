@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* How the tool reports: errors and warnings on stderr, errors in JSON mode also where the
  * command writes its JSON, and the message a failed function leaves for the command to report. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,5 +97,32 @@ int rd_json_writer(void)
 		return rd_error("out of memory");
 	jw_free(rd.jw);
 	rd.jw = w;
+	return EXIT_OK;
+}
+
+FILE *rd_output_open(const char *path)
+{
+	/* Close-on-exec: a command run under the tracer must not write into it. */
+	FILE *f = fopen(path, "we");
+
+	if (!f) {
+		rd_error("cannot write %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (rd_json_writer_to(f)) {
+		fclose(f);
+		return NULL;
+	}
+	return f;
+}
+
+int rd_output_close(FILE *f, const char *path, FILE *back)
+{
+	bool failed = ferror(f);
+
+	errno = 0;
+	rd_json_writer_to(back); /* the writer on f goes before f is closed */
+	if (fclose(f) || failed)
+		return rd_error("writing %s failed: %s", path, strerror(errno ? errno : EIO));
 	return EXIT_OK;
 }

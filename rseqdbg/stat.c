@@ -145,13 +145,9 @@ int cmd_stat(int argc, char **argv)
 	if (missing)
 		return rd_error("%s", missing);
 	if (output) {
-		out = fopen(output, "we");
+		out = rd_output_open(output);
 		if (!out)
-			return rd_error("cannot write %s: %s", output, strerror(errno));
-		if (rd_json_writer_to(out)) {
-			fclose(out);
 			return EXIT_ERROR;
-		}
 	}
 	ret = rd_tracer_start(&o, &f, argv + optind, &child, &t);
 	if (ret) {
@@ -168,9 +164,7 @@ int cmd_stat(int argc, char **argv)
 		code = status;
 out:
 	rd_tracer_free(t);
-	if (out != stderr) {
-		rd_json_writer_to(stderr); /* the writer on out goes before out is closed */
-		fclose(out);
-	}
+	if (out != stderr && rd_output_close(out, output, stderr) && !code)
+		code = EXIT_ERROR;
 	return code;
 }

@@ -161,6 +161,16 @@ const char *rd_modoff_str(const char *path, uint64_t off, char *buf, size_t len)
 	return buf;
 }
 
+const char *rd_modsym_str(struct elfscan *es, const char *path, uint64_t addr, char *buf,
+			  size_t len)
+{
+	struct elfscan_loc loc;
+
+	if (rd_symbolize(es, addr, &loc))
+		return rd_loc_str(&loc, buf, len);
+	return rd_modoff_str(path, addr, buf, len);
+}
+
 const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len)
 {
 	struct elfscan_loc loc;

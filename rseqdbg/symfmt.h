@@ -36,6 +36,11 @@ const char *rd_loc_str(const struct elfscan_loc *loc, char *buf, size_t len);
 /* "libfoo.so+0x12": an offset in the module at path, for an address without a symbol. */
 const char *rd_modoff_str(const char *path, uint64_t off, char *buf, size_t len);
 
+/* addr (a libelfscan address of es, the module at path) by name when rd_symbolize() finds
+ * one, else as rd_modoff_str(): how the tracer names a code address. */
+const char *rd_modsym_str(struct elfscan *es, const char *path, uint64_t addr, char *buf,
+			  size_t len);
+
 /* rd_symbolize() + rd_loc_str() in one call. */
 const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len);
 

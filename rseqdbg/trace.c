@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,16 +25,19 @@ static void usage(FILE *f)
 	       "       rseqdbg trace --check\n\n"
 	       "Trace rseq critical-section aborts (with their cause, section and interrupted\n"
 	       "instruction), migrations and cpu_id updates with eBPF, system-wide or for the\n"
-	       "processes chosen below. Ctrl-C (or --duration) ends it and prints a summary.\n"
+	       "processes chosen below. Ctrl-C, --duration, the end of CMD or of every -p\n"
+	       "process ends it and prints a summary.\n"
 	       "Needs root, or CAP_BPF and CAP_PERFMON.\n\n"
 	       "Filters (applied in the kernel):\n"
-	       "  -p, --pid PID         trace process PID (repeatable)\n"
+	       "  -p, --pid PID         trace process PID (repeatable); end when all have ended\n"
 	       "  -t, --tid TID         trace thread TID (repeatable)\n"
 	       "      --comm NAME       trace threads whose command name is NAME\n"
 	       "      --cgroup PATH     trace tasks in the cgroup v2 directory PATH or below it\n"
 	       "  -- CMD ARGS           run CMD and trace it, its threads and its children from\n"
 	       "                        its first instruction; exit with its status\n\n"
-	       "Output:\n"
+	       "Output (records on standard output, whole lines, one write each):\n"
+	       "  -o, --output FILE     write records and summaries to FILE instead (keeps\n"
+	       "                        them apart from CMD's output); errors stay on stderr\n"
 	       "      --events LIST     events to print: abort,user-abort,migrate,update,signal\n"
 	       "                        or all (default: abort,user-abort,migrate)\n"
 	       "      --no-uprobes      no uprobes on the abort handlers: no user-abort events\n"
@@ -102,6 +107,7 @@ static uint64_t mono_ms(void)
 /* What the command line asks for, besides the tracer's own options. */
 struct trace_args {
 	struct rd_tracer_opts o;
+	const char *output; /* -o */
 	pid_t pids[RD_MAX_FILTER], tids[RD_MAX_FILTER];
 	double interval, duration;
 	unsigned long long top;
@@ -136,6 +142,9 @@ enum {
 static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, const char *arg)
 {
 	switch (opt) {
+	case 'o':
+		a->output = arg;
+		return 0;
 	case 'p':
 	case 't':
 	case RD_FOPT_COMM:
@@ -182,6 +191,7 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+	    {"output", required_argument, NULL, 'o'},
 	    {"pid", required_argument, NULL, 'p'},
 	    {"tid", required_argument, NULL, 't'},
 	    {"comm", required_argument, NULL, RD_FOPT_COMM},
@@ -198,7 +208,7 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 	    {"no-uprobes", no_argument, NULL, O_NO_UPROBES},
 	    {0},
 	};
-	static const struct rd_cmdline cl = {"+p:t:", longopts, usage};
+	static const struct rd_cmdline cl = {"+o:p:t:", longopts, usage};
 	int opt, ret;
 
 	a->o.pids = a->pids;
@@ -212,7 +222,6 @@ static int parse_opts(struct trace_args *a, struct rd_trace_out *c, int argc, ch
 		if (ret)
 			return ret;
 	}
-	c->w = rd.jw;
 	return 0;
 }
 
@@ -249,9 +258,58 @@ static int settle_opts(struct trace_args *a, const struct rd_trace_out *c,
 	return missing ? rd_error("%s", missing) : 0;
 }
 
-/* Poll until Ctrl-C, --duration or the end of the command; *status: the command's. */
+/* The processes of -p, watched through pidfds so that the trace ends with the last of them, as
+ * perf and strace do. */
+struct pid_watch {
+	struct pollfd fds[RD_MAX_FILTER];
+	size_t n, live;
+};
+
+static void unwatch_pids(struct pid_watch *pw)
+{
+	for (size_t i = 0; i < pw->n; i++)
+		if (pw->fds[i].fd >= 0)
+			close(pw->fds[i].fd);
+	pw->n = pw->live = 0;
+}
+
+static void watch_pids(struct pid_watch *pw, const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+
+		/* ESRCH: gone already. Another error (no pidfd_open before 5.3): none watched, so
+		 * that the trace runs on as it would without this. */
+		if (fd < 0 && errno != ESRCH) {
+			unwatch_pids(pw);
+			return;
+		}
+		pw->fds[pw->n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+		pw->live += fd >= 0;
+	}
+}
+
+/* Whether every watched process has ended (false when none is watched). */
+static bool pids_ended(struct pid_watch *pw)
+{
+	if (!pw->n)
+		return false;
+	if (pw->live && poll(pw->fds, pw->n, 0) > 0) {
+		for (size_t i = 0; i < pw->n; i++) {
+			if (pw->fds[i].fd < 0 || !pw->fds[i].revents)
+				continue;
+			close(pw->fds[i].fd);
+			pw->fds[i].fd = -1; /* poll() skips it from now on */
+			pw->live--;
+		}
+	}
+	return !pw->live;
+}
+
+/* Poll until Ctrl-C, --duration, the end of the command or of the -p processes; *status: the
+ * command's. */
 static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spawn *child,
-	       int *status)
+	       struct pid_watch *pw, int *status)
 {
 	uint64_t start_ms = mono_ms(), interval_ms = (uint64_t)(a->interval * 1000);
 	uint64_t next_ms = interval_ms ? start_ms + interval_ms : 0, now;
@@ -261,7 +319,6 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 		ret = rd_tracer_poll(c->t, 100, rd_out_event, c);
 		if (ret < 0)
 			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
-		fflush(stdout);
 		now = mono_ms();
 		if (next_ms && now >= next_ms) {
 			rd_out_summary(c, (int)a->top, false);
@@ -274,6 +331,8 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 			child->pid = 0;
 			break;
 		}
+		if (pids_ended(pw))
+			break;
 	}
 	return EXIT_OK;
 }
@@ -283,6 +342,8 @@ int cmd_trace(int argc, char **argv)
 	struct trace_args a = {};
 	struct rd_spawn child = RD_SPAWN_INIT;
 	struct rd_trace_out c = {};
+	struct pid_watch pw = {};
+	FILE *out = stdout;
 	struct rd_features f;
 	char **cmd;
 	int ret, code, status = 0, st;
@@ -297,6 +358,14 @@ int cmd_trace(int argc, char **argv)
 	code = settle_opts(&a, &c, &f);
 	if (code)
 		return code;
+	if (a.output) {
+		out = rd_output_open(a.output);
+		if (!out)
+			return EXIT_ERROR;
+	}
+	code = rd_out_init(&c, out);
+	if (code)
+		goto out;
 	ret = rd_tracer_start(&a.o, &f, cmd, &child, &c.t);
 	if (ret) {
 		rd_error("%s", rd_errmsg());
@@ -309,7 +378,9 @@ int cmd_trace(int argc, char **argv)
 			rd_mode_name(rd_tracer_mode(c.t)));
 	for (size_t i = 0; i < a.o.npids; i++)
 		rd_tracer_learn_pid(c.t, a.pids[i]);
-	code = run(&a, &c, &child, &status);
+	if (!cmd)
+		watch_pids(&pw, a.pids, a.o.npids);
+	code = run(&a, &c, &child, &pw, &status);
 	if (child.pid > 0) {
 		/* Ctrl-C or --duration: the command ends with us. */
 		kill(child.pid, rd_tracer_stop ? rd_tracer_stop : SIGTERM);
@@ -321,10 +392,16 @@ int cmd_trace(int argc, char **argv)
 		rd_out_folded(&c);
 	else if (code == EXIT_OK)
 		code = rd_out_summary(&c, (int)a.top, true);
+	if (code == EXIT_OK && c.write_err)
+		code = rd_error("writing %s failed: %s",
+				a.output ? a.output : "the standard output", strerror(c.write_err));
 	if (code == EXIT_OK && cmd)
 		code = status;
 out:
+	unwatch_pids(&pw);
 	rd_out_free(&c);
 	rd_tracer_free(c.t);
+	if (out != stdout && rd_output_close(out, a.output, stdout) && code == EXIT_OK)
+		code = EXIT_ERROR;
 	return code;
 }

@@ -3,10 +3,12 @@
  * graphs, and summaries. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "output.h"
@@ -80,8 +82,8 @@ static void print_abort_plain(struct rd_trace_out *c, const struct rt_event *e,
 		rd_loc_str(&si->loc, loc, sizeof(loc));
 	else
 		snprintf(loc, sizeof(loc), "%#" PRIx64, (uint64_t)e->a1);
-	printf("section %s +%#" PRIx64 " cause=%s insn=\"%s\"\n", loc, (uint64_t)(e->a0 - e->a1),
-	       rd_cause_name(e->cause), insn);
+	fprintf(c->rec, "section %s +%#" PRIx64 " cause=%s insn=\"%s\"\n", loc,
+		(uint64_t)(e->a0 - e->a1), rd_cause_name(e->cause), insn);
 }
 
 static void json_abort(struct rd_trace_out *c, const struct rt_event *e,
@@ -129,8 +131,8 @@ static void print_user_abort(struct rd_trace_out *c, const struct rt_event *e,
 		rd_loc_str(&si->loc, loc, sizeof(loc));
 	else
 		snprintf(loc, sizeof(loc), "%#" PRIx64, (uint64_t)e->a1);
-	printf("section %s handler %s entered by a branch, not by the kernel\n", loc,
-	       rd_tracer_sym(c->t, e->pid, e->a3, handler, sizeof(handler)));
+	fprintf(c->rec, "section %s handler %s entered by a branch, not by the kernel\n", loc,
+		rd_tracer_sym(c->t, e->pid, e->a3, handler, sizeof(handler)));
 }
 
 static void json_user_abort(struct jw *w, const struct rt_event *e, const struct rd_secinfo *si)
@@ -208,30 +210,85 @@ static void print_event(struct rd_trace_out *c, const struct rt_event *e, double
 	localtime_r(&sec, &tm);
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
 	snprintf(who, sizeof(who), "%u/%u", e->pid, e->tid);
-	printf("%s.%06d %-15s %-16.16s %3u %-8s ", tbuf, (int)((wall - (double)sec) * 1e6), who,
-	       rd_safe(e->comm), e->cpu, event_name(e->type));
+	fprintf(c->rec, "%s.%06d %-15s %-16.16s %3u %-8s ", tbuf, (int)((wall - (double)sec) * 1e6),
+		who, rd_safe(e->comm), e->cpu, event_name(e->type));
 	switch (e->type) {
 	case RT_EV_ABORT:
 		print_abort_plain(c, e, si, insn);
 		for (uint32_t i = 0; c->stack && i < e->nstack && i < RT_MAX_STACK && e->stack[i];
 		     i++)
-			printf("        %#018" PRIx64 " %s\n", (uint64_t)e->stack[i],
-			       rd_tracer_sym(c->t, e->pid, e->stack[i], sym, sizeof(sym)));
+			fprintf(c->rec, "        %#018" PRIx64 " %s\n", (uint64_t)e->stack[i],
+				rd_tracer_sym(c->t, e->pid, e->stack[i], sym, sizeof(sym)));
 		break;
 	case RT_EV_MIGRATE:
-		printf("cpu %" PRIu64 " -> %" PRIu64 "\n", (uint64_t)e->a0, (uint64_t)e->a1);
+		fprintf(c->rec, "cpu %" PRIu64 " -> %" PRIu64 "\n", (uint64_t)e->a0,
+			(uint64_t)e->a1);
 		break;
 	case RT_EV_UPDATE:
-		printf("cpu_id=%" PRIu64 " node_id=%" PRIu64 " mm_cid=%" PRIu64 "\n",
-		       (uint64_t)e->a0, (uint64_t)e->a1, (uint64_t)e->a2);
+		fprintf(c->rec, "cpu_id=%" PRIu64 " node_id=%" PRIu64 " mm_cid=%" PRIu64 "\n",
+			(uint64_t)e->a0, (uint64_t)e->a1, (uint64_t)e->a2);
 		break;
 	case RT_EV_SIGNAL:
-		printf("%s\n", strsignal((int)e->a0));
+		fprintf(c->rec, "%s\n", strsignal((int)e->a0));
 		break;
 	case RT_EV_USER_ABORT:
 		print_user_abort(c, e, si);
 		break;
 	}
+}
+
+/* Write buf[0, len) to fd in whole lines, as many as fit in PIPE_BUF bytes per write (a longer
+ * line alone): the kernel keeps such a write in one piece on a pipe or a terminal, so the
+ * lines of a command writing to the same file land between records, never inside one. */
+static int write_lines(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		size_t n = 0, end;
+		ssize_t w;
+
+		while (n < len) {
+			const char *nl = memchr(buf + n, '\n', len - n);
+
+			end = nl ? (size_t)(nl - buf) + 1 : len;
+			if (n && end > PIPE_BUF)
+				break;
+			n = end;
+		}
+		w = write(fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Hand the record collected in c->rec to c->out. */
+static void rec_flush(struct rd_trace_out *c)
+{
+	int err;
+
+	if (fflush(c->rec) || !c->reclen)
+		return;
+	err = write_lines(fileno(c->out), c->recbuf, c->reclen);
+	if (err && !c->write_err)
+		c->write_err = -err;
+	rewind(c->rec);
+}
+
+int rd_out_init(struct rd_trace_out *c, FILE *out)
+{
+	c->out = out;
+	c->rec = open_memstream(&c->recbuf, &c->reclen);
+	c->w = c->rec ? jw_new(c->rec, rd.pretty) : NULL;
+	if (!c->w)
+		return rd_error("out of memory");
+	/* What else reaches out (an error object in JSON mode) is written at once, in order. */
+	fflush(out);
+	setvbuf(out, NULL, _IONBF, 0);
+	return EXIT_OK;
 }
 
 int rd_out_event(void *ctx, const struct rt_event *e)
@@ -258,6 +315,7 @@ int rd_out_event(void *ctx, const struct rt_event *e)
 		json_event(c, e, wall, si, insn);
 	else
 		print_event(c, e, wall, si, insn);
+	rec_flush(c);
 	return 0;
 }
 
@@ -280,10 +338,10 @@ int rd_out_summary(struct rd_trace_out *c, int top, bool final)
 		jw_obj_close(c->w);
 		jw_end(c->w);
 	} else {
-		printf("\n--- summary ---\n");
-		rd_summary_print(&s, top, stdout);
-		fflush(stdout);
+		fprintf(c->rec, "\n--- summary ---\n");
+		rd_summary_print(&s, top, c->rec);
 	}
+	rec_flush(c);
 	/* Kept to give the next summary its rates over the interval. */
 	rd_summary_free(&c->prev);
 	c->prev = s;
@@ -294,12 +352,16 @@ int rd_out_summary(struct rd_trace_out *c, int top, bool final)
 void rd_out_folded(struct rd_trace_out *c)
 {
 	for (size_t i = 0; i < c->nfold; i++)
-		printf("%s %" PRIu64 "\n", c->fold[i].stack, c->fold[i].count);
-	fflush(stdout);
+		fprintf(c->rec, "%s %" PRIu64 "\n", c->fold[i].stack, c->fold[i].count);
+	rec_flush(c);
 }
 
 void rd_out_free(struct rd_trace_out *c)
 {
+	jw_free(c->w);
+	if (c->rec)
+		fclose(c->rec);
+	free(c->recbuf);
 	for (size_t i = 0; i < c->nfold; i++)
 		free(c->fold[i].stack);
 	free(c->fold);

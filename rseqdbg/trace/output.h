@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracer.h"
 
@@ -12,8 +13,13 @@ struct folded;
 
 struct rd_trace_out {
 	struct rd_tracer *t;
-	struct jw *w;
-	bool summary; /* --summary: no live lines */
+	FILE *out; /* where records go: stdout or -o FILE */
+	FILE *rec; /* the record being written (a memory stream over recbuf) */
+	char *recbuf;
+	size_t reclen;
+	int write_err; /* errno of the first failed write to out, 0 when none */
+	struct jw *w;  /* JSON records, into rec */
+	bool summary;  /* --summary: no live lines */
 	bool stack;
 	bool folded;
 	struct folded *fold;
@@ -23,6 +29,8 @@ struct rd_trace_out {
 	bool have_prev;
 };
 
+/* Records to out, each handed to it whole once written: 0 or EXIT_ERROR (reported). */
+int rd_out_init(struct rd_trace_out *c, FILE *out);
 /* The ring buffer callback (ctx: the rd_trace_out): print e, or fold its stack. */
 int rd_out_event(void *ctx, const struct rt_event *e);
 /* Read the maps and print a summary, with the rates since the previous one; 0 or EXIT_ERROR

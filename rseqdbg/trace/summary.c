@@ -161,6 +161,19 @@ static const char *section_name(const struct rd_sum_section *e, char *buf, size_
 	return buf;
 }
 
+/* The abort handler, named as the events name it: in the section's module, by symbol; NULL
+ * when the module is unknown. */
+static const char *handler_name(const struct rd_sum_section *e, char *buf, size_t len)
+{
+	const struct rd_secinfo *si = e->si;
+
+	if (!si || !si->es)
+		return NULL;
+	return rd_modsym_str(si->es, si->module,
+			     si->link_start + (uint64_t)(e->v.abort_ip - e->key.start_ip), buf,
+			     len);
+}
+
 static double rate(uint64_t n, double secs)
 {
 	return secs > 0 ? (double)n / secs : 0;
@@ -230,7 +243,8 @@ static void print_section(const struct rd_summary *s, const struct rd_sum_sectio
 {
 	const __u64 *a = e->v.aborts;
 	const char *mod = e->si ? e->si->module : NULL;
-	char name[RD_LOC_LEN];
+	char name[RD_LOC_LEN], hbuf[RD_LOC_LEN];
+	const char *handler = handler_name(e, hbuf, sizeof(hbuf));
 
 	fprintf(f,
 		"%-8u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
@@ -240,10 +254,10 @@ static void print_section(const struct rd_summary *s, const struct rd_sum_sectio
 		(uint64_t)a[RT_CAUSE_UNKNOWN], section_name(e, name, sizeof(name)));
 	fprintf(f,
 		"%-8s %-.15s, %.1f aborts/s, section %#" PRIx64 "+%" PRIu64 " abort %#" PRIx64
-		"%s%s\n",
+		"%s%s%s%s\n",
 		"", rd_safe(e->v.comm), rate(e->aborts, s->seconds), (uint64_t)e->key.start_ip,
-		(uint64_t)e->v.post_commit_offset, (uint64_t)e->v.abort_ip, mod ? " in " : "",
-		mod ? rd_safe(mod) : "");
+		(uint64_t)e->v.post_commit_offset, (uint64_t)e->v.abort_ip, handler ? " " : "",
+		handler ? handler : "", mod ? " in " : "", mod ? rd_safe(mod) : "");
 	if (s->recent_seconds > 0)
 		fprintf(f, "%-8s last %.3f s: %" PRIu64 " aborts, %.1f/s\n", "", s->recent_seconds,
 			e->recent, rate(e->recent, s->recent_seconds));
@@ -437,6 +451,8 @@ static void json_hist(const struct rd_sum_section *e, struct jw *w)
 
 static void json_section(const struct rd_summary *s, const struct rd_sum_section *e, struct jw *w)
 {
+	char hbuf[RD_LOC_LEN];
+
 	jw_obj_open(w);
 	jw_ku64(w, "pid", e->key.tgid);
 	jw_kstr(w, "comm", e->v.comm);
@@ -444,6 +460,7 @@ static void json_section(const struct rd_summary *s, const struct rd_sum_section
 	jw_ku64(w, "start_ip", e->key.start_ip);
 	jw_ku64(w, "post_commit_offset", e->v.post_commit_offset);
 	jw_ku64(w, "abort_ip", e->v.abort_ip);
+	jw_kstr(w, "abort_handler", handler_name(e, hbuf, sizeof(hbuf)));
 	jw_ku64(w, "aborts", e->aborts);
 	json_entries(w, s, e->v.entries_kernel + e->v.entries_user, e->v.entries_user);
 	jw_kdouble(w, "aborts_per_second", rate(e->aborts, s->seconds));

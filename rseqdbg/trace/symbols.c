@@ -239,15 +239,12 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 	struct pidmap *pm = pid_find(t, pid);
 	const struct pidmod *m = pidmod_find(pm, addr);
 	struct symfile *sf = m ? file_find(t, m->dev, m->ino) : NULL;
-	struct elfscan_loc loc;
 
 	if (!sf) {
 		snprintf(buf, len, "%#" PRIx64, addr);
 		return buf;
 	}
-	if (rd_symbolize(sf->es, addr - m->bias, &loc))
-		return rd_loc_str(&loc, buf, len);
-	return rd_modoff_str(sf->path, addr - m->bias, buf, len);
+	return rd_modsym_str(sf->es, sf->path, addr - m->bias, buf, len);
 }
 
 void rd_tracer_syms_free(struct rd_tracer *t)

@@ -3,8 +3,9 @@
 # rseqdbg trace against the workload's own counters: abort events and summary counts per
 # section equal what the workload counted, every abort names its section by function and by
 # a source line holding one of its instructions, -p keeps a second workload out, a tiny ring
-# buffer reports its drops while the in-kernel counts stay exact, Ctrl-C ends cleanly and
-# nothing stays attached.
+# buffer reports its drops while the in-kernel counts stay exact, Ctrl-C ends cleanly, -p ends
+# with its process, -o writes what stdout would hold, a command writing to the same pipe never
+# splits a record line, the summary names abort handlers, and nothing stays attached.
 source "$(dirname "$0")/../lib.sh"
 
 W="$BUILD/tests/workloads/rseq_workload"
@@ -266,6 +267,67 @@ else
 	fail "trace -p: only the chosen process, its aborts exact; Ctrl-C prints the summary" "$why"
 fi
 
+# -p ends by itself once the process has exited, as perf and strace do: a workload that stops
+# after a set number of iterations, the trace written with -o; the file holds what stdout
+# would have (every abort as an event, a final summary, the counts exact), stdout nothing,
+# and the summary names each section's abort handler as events do. timeout is only a guard.
+iters=30000000
+quick && iters=5000000
+mkfifo "$TMP/goE"
+"$W" --wait --iters $iters --signal-us 200 --mode all --out "$TMP/E.txt" <"$TMP/goE" 2>/dev/null &
+A=$!
+timeout 300 "$RSEQDBG" trace --json -p "$A" -o "$TMP/e.json" >"$TMP/e.out" 2>"$TMP/e.err" &
+T=$!
+wait_for -p $T 10 "trace -p -o to say tracing" file_has tracing "$TMP/e.err"
+exec 3>"$TMP/goE"
+exec 3>&-
+wait $A
+wait $T
+rc=$?
+if [ $rc -ne 0 ]; then
+	fail "trace -p: ends with the process, status 0" "exit $rc: $(cat "$TMP/e.err")"
+elif [ -s "$TMP/e.out" ]; then
+	fail "trace -p -o FILE: nothing on stdout" "$(head -2 "$TMP/e.out")"
+elif why=$(python3 "$TMP/check.py" "$TMP/e.json" "$TMP/E.txt" signal "$TMP/lines" exact "$A"); then
+	pass "trace -p -o FILE: ends with the process, status 0; the file has its aborts exact and the summary"
+else
+	fail "trace -p -o FILE: ends with the process, status 0; the file has its aborts exact and the summary" "$why"
+fi
+check "trace summary: each section's abort handler named by function and source line" \
+	python3 -c 'import json, re, sys
+s = [json.loads(l) for l in open(sys.argv[1])][-1]["summary"]
+assert s["sections"], "no sections"
+for x in s["sections"]:
+    assert re.fullmatch(r"%s\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\)" % x["function"],
+                        x["abort_handler"] or ""), x["abort_handler"]' "$TMP/e.json"
+
+# Two -p: the trace ends once both have ended, not with the first; the second, running three
+# times as long, has every abort counted.
+if ! quick; then
+	mkfifo "$TMP/goF" "$TMP/goG"
+	"$W" --wait --iters $((iters / 3)) --signal-us 200 --out "$TMP/F.txt" <"$TMP/goF" 2>/dev/null &
+	A=$!
+	"$W" --wait --iters $iters --signal-us 200 --out "$TMP/G.txt" <"$TMP/goG" 2>/dev/null &
+	B=$!
+	timeout 300 "$RSEQDBG" trace --json --summary -p "$A" -p "$B" >"$TMP/fg.json" 2>"$TMP/fg.err" &
+	T=$!
+	wait_for -p $T 10 "trace -p -p to say tracing" file_has tracing "$TMP/fg.err"
+	exec 3>"$TMP/goF" 4>"$TMP/goG"
+	exec 3>&- 4>&-
+	wait $A $B
+	wait $T
+	rc=$?
+	check "trace -p A -p B: ends with the last, status 0 ($rc), the last one's aborts all counted" \
+		python3 -c 'import json, sys
+assert sys.argv[4] == "0"
+s = [json.loads(l) for l in open(sys.argv[1])][-1]["summary"]
+assert s["final"]
+theirs = sum(int(l.split("=")[1]) for l in open(sys.argv[2]) if l.startswith("section.") and ".aborts=" in l)
+ours = sum(x["aborts"] for x in s["sections"] if x["pid"] == int(sys.argv[3]))
+assert ours + s["backup_program_skipped"] >= theirs >= ours > 0, (ours, theirs)' \
+		"$TMP/fg.json" "$TMP/G.txt" "$B" "$rc"
+fi
+
 # -t: one worker thread of two; --cgroup: only the process placed in a cgroup v2 directory.
 mkfifo "$TMP/goT"
 "$W" --wait --threads 2 --signal-us 200 --seconds 1 --out "$TMP/T.txt" <"$TMP/goT" 2>"$TMP/T.err" &
@@ -363,6 +425,78 @@ fi
 out=$("$RSEQDBG" trace -- "$W" --signal-us 300 --seconds 1 --out "$TMP/l.txt")
 check "trace: live abort lines name section, source line, cause and instruction" \
 	grep -qE '^[0-9:.]+ +[0-9]+/[0-9]+ +rseq_workload +[0-9]+ +abort +section wl_counter_add\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\) \+0x[0-9a-f]+ cause=signal insn="[a-z]' <<<"$out"
+# A command writing to the same pipe as the records: every line is a whole record or a whole
+# line of the command, whose lines (one write each) all arrive, and the records still count
+# every abort. The writer outlives the workload, so it also runs beside the summary and the
+# folded stacks printed at the end.
+cat >"$TMP/lines.py" <<'PY'
+import os, sys, time
+end = time.monotonic() + float(sys.argv[1])
+n = 0
+while time.monotonic() < end:
+    os.write(1, b"command line %d: %s\n" % (n, b"x" * (n % 200)))
+    n += 1
+    time.sleep(0.0002)
+with open(sys.argv[2], "w") as f:
+    f.write("%d\n" % n)
+PY
+cat >"$TMP/mixed.py" <<'PY'
+import json, re, sys
+# argv: output mode(json|folded|plain) lines-written records-file
+seen, recs, bad = set(), [], []
+summary = False # plain: the lines of the summary, free-form, come last
+event = re.compile(r"[0-9:.]+ +[0-9]+/[0-9]+ +\S+ +[0-9]+ +(abort|user-abort|migrate|cpu_id|signal) +\S.*")
+for l in open(sys.argv[1], errors="replace"):
+    l = l.rstrip("\n")
+    m = re.fullmatch(r"command line (\d+): (x*)", l)
+    if m and len(m.group(2)) == int(m.group(1)) % 200:
+        seen.add(int(m.group(1)))
+        continue
+    try:
+        if sys.argv[2] == "json":
+            assert isinstance(json.loads(l), dict)
+        elif sys.argv[2] == "folded":
+            assert re.fullmatch(r"rseq_workload(;\S+)+ \d+", l)
+        else:
+            summary = summary or l == "--- summary ---"
+            assert "command" not in l and (summary or l == "" or event.fullmatch(l))
+        recs.append(l)
+    except (ValueError, AssertionError):
+        bad.append(l)
+n = int(open(sys.argv[3]).read())
+if bad:
+    sys.exit("%d lines neither a record nor a line of the command, first: %r" % (len(bad), bad[0][:120]))
+if seen != set(range(n)):
+    sys.exit("%d of the command's %d lines arrived whole" % (len(seen), n))
+open(sys.argv[4], "w").write("".join(r + "\n" for r in recs))
+print(len(recs), n)
+PY
+for mode in json folded plain; do
+	case $mode in json) flag=--json ;; folded) flag=--folded ;; *) flag=--events=all ;; esac
+	name="trace $flag -- CMD writing to the same pipe"
+	out=$("$RSEQDBG" trace $flag -- sh -c 'python3 "$1" 3 "$2" & exec "$3" --signal-us 200 --seconds 1 --out "$4"' \
+		sh "$TMP/lines.py" "$TMP/mixed-$mode.n" "$W" "$TMP/mixed-$mode.txt" >"$TMP/mixed-$mode.out"; echo $?)
+	# the writer ends after rseqdbg, saying how many lines it wrote
+	wait_for 60 "the command's writer to end" test -s "$TMP/mixed-$mode.n" || continue
+	if [ "$out" != 0 ]; then
+		fail "$name" "exit $out"
+	elif ! counts=$(python3 "$TMP/mixed.py" "$TMP/mixed-$mode.out" $mode "$TMP/mixed-$mode.n" "$TMP/mixed-$mode.rec"); then
+		fail "$name: lines whole" "$counts"
+	elif [ $mode = json ] && ! why=$(python3 "$TMP/check.py" "$TMP/mixed-$mode.rec" "$TMP/mixed-$mode.txt" signal "$TMP/lines" exact); then
+		fail "$name: records complete" "$why"
+	elif [ $mode = folded ] && [ "$(awk '{ n += $NF } END { print n }' "$TMP/mixed-$mode.rec")" -ne "$(sed -n 's/^aborts=//p' "$TMP/mixed-$mode.txt")" ]; then
+		fail "$name: records complete" "folded counts differ from the workload's aborts"
+	elif [ $mode = plain ] && ! grep -q ' abort  *section ' "$TMP/mixed-$mode.rec"; then
+		fail "$name: records complete" "no abort line"
+	else
+		pass "$name: every line a whole record or a whole line of the command (records, lines: $counts)"
+	fi
+done
+
+# The summary for people names the abort handler too.
+out=$("$RSEQDBG" trace --summary -- "$W" --signal-us 300 --seconds 1 --out "$TMP/h.txt")
+check "trace --summary: the abort handler named beside its address" \
+	grep -qE '^ +rseq_workload, [0-9.]+ aborts/s, section 0x[0-9a-f]+\+[0-9]+ abort 0x[0-9a-f]+ wl_counter_add\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\) in ' <<<"$out"
 fi # quick: output formats of the same events
 
 # --summary with --interval and --duration, system-wide.
