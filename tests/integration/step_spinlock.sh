@@ -15,9 +15,8 @@
 #      program per TID), exactly, as many committed passages as it took locks, and as many
 #      exits as it found the lock held or branched on a stale cpu;
 #  (c) lose no passage and need no safety net.
-# pcpu_lock_dlopen, which loads the library with dlopen once it runs, stepped from the
-# library's own pcpu_lock_acquire (a name that exists only once the dlopen maps it; the
-# stepped thread's first operation), must do the same. No
+# pcpu_lock_dlopen, which loads the library with dlopen once it runs, must do the same (step_names
+# checks --from a name of a dlopen'ed library). No
 # random seed: the stale-cpu branches are every STALE'th operation. STEP_SPINLOCK_ITERS,
 # _DELAY, _HOLD_US and _LIMIT (the outer timeout, in seconds) change the sizes.
 source "$(dirname "$0")/../lib.sh"
@@ -146,6 +145,6 @@ for load in $loads; do
 done
 # The library mapped by dlopen after the program started: its sections are known from the
 # tables of a module that was not there at launch.
-quick || run "dlopen --from pcpu_lock_acquire idle" pcpu_lock_acquire "$PLD"
+quick || run "dlopen default idle" worker "$PLD"
 
 finish
