@@ -356,7 +356,8 @@ static __always_inline __u32 hist_slot(__u64 off, __u64 len)
 	return slot;
 }
 
-/* Count one abort; with full set, also send its event. ts may be NULL. */
+/* Count one abort and send its event; full is false for the backup program (counted apart).
+ * ts may be NULL: the cause is then unknown. */
 static __always_inline void account_abort(void *ctx, struct task_struct *t, struct rt_task *ts,
 					  __u64 regs_ip, __u64 start_ip, __u64 post_commit_offset,
 					  __u64 abort_ip, bool full)
@@ -414,8 +415,6 @@ static __always_inline void account_abort(void *ctx, struct task_struct *t, stru
 	if (c)
 		__sync_fetch_and_add(&c->aborts, 1);
 
-	if (!full)
-		return;
 	e = event_reserve(t, RT_EV_ABORT);
 	if (!e)
 		return;
@@ -454,8 +453,8 @@ int BPF_PROG(rseq_ip_fixup, unsigned long regs_ip, unsigned long start_ip,
 	return 0;
 }
 
-/* Runs after rseq_ip_fixup on the same tracepoint (attached second): counts the abort when
- * the kernel skipped that program for it. */
+/* Runs after rseq_ip_fixup on the same tracepoint (attached second): counts the abort, and
+ * sends its event, when the kernel skipped that program for it. */
 SEC("tp_btf/rseq_ip_fixup")
 int BPF_PROG(rseq_ip_fixup_backup, unsigned long regs_ip, unsigned long start_ip,
 	     unsigned long post_commit_offset, unsigned long abort_ip)

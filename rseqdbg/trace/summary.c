@@ -306,7 +306,7 @@ static void print_losses(const struct rd_summary *s, FILE *f)
 			"the kernel skipped the abort program %" PRIu64
 			" times and its backup %" PRIu64
 			" times (a program already running on that CPU; any process); the "
-			"backup counted %" PRIu64 " of the aborts, without events\n",
+			"backup counted %" PRIu64 " of the aborts (their events included)\n",
 			s->fixup_skipped, s->backup_skipped, (uint64_t)g->backup_aborts);
 	if (s->events_skipped)
 		fprintf(f,
