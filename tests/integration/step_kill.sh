@@ -51,7 +51,7 @@ survived=0
 bad=""
 passages=0
 for i in $(seq "$TRIALS"); do
-	"$WL" --mode all --threads 2 --seconds 6 --signal-us 500 --out "$TMP/r$i" &
+	"$WL" --mode all --threads 2 --seconds 3 --signal-us 500 --out "$TMP/r$i" &
 	p=$!
 	sleep 0.3
 	snapshot $p "$TMP/before"
