@@ -275,13 +275,18 @@ static void print_losses(const struct rd_summary *s, FILE *f)
 
 	if (g->ringbuf_drops || g->notify_drops || g->map_full || g->storage_misses ||
 	    s->fixup_skipped || s->backup_skipped || s->events_skipped || s->uprobe_failures ||
-	    s->uprobe_skipped)
+	    s->uprobe_skipped || g->hold_misses)
 		fprintf(f, "\n");
 	if (s->uprobe_failures)
 		fprintf(f,
 			"uprobes: %" PRIu64 " abort handlers could not be probed: their entries "
 			"are not counted\n",
 			s->uprobe_failures);
+	if (g->hold_misses)
+		fprintf(f,
+			"uprobes: %" PRIu64 " new programs or libraries could not be held until "
+			"probed: their first handler entries may be missing\n",
+			(uint64_t)g->hold_misses);
 	if (s->uprobe_skipped)
 		fprintf(f,
 			"uprobes: the kernel skipped the handler program %" PRIu64
@@ -409,6 +414,8 @@ static void json_totals(const struct rd_summary *s, struct jw *w)
 	jw_ku64(w, "attached", s->uprobes_attached);
 	jw_ku64(w, "failed", s->uprobe_failures);
 	jw_ku64(w, "program_skipped", s->uprobe_skipped);
+	jw_ku64(w, "holds", g->holds);
+	jw_ku64(w, "hold_misses", g->hold_misses);
 	jw_obj_close(w);
 }
 
