@@ -58,6 +58,7 @@ struct rd_tracer {
 	struct bpf_link **uprobes; /* uprobes.c: one per abort handler of the known files */
 	size_t nuprobes, capuprobes;
 	uint64_t uprobe_failures; /* handlers whose uprobe could not be attached */
+	bool command;		  /* -- CMD: counted from its first instruction */
 	bool hold;		  /* the command's processes stop at exec and loader notices */
 	bool closing;		  /* rd_tracer_unhold: held processes are only continued */
 	struct loader {		  /* uprobes.c: a dynamic loader, probed or tried once */

@@ -206,6 +206,7 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	bpf_program__set_autoload(skel->progs.sched_process_fork, f->tp_fork && o->follow_forks);
 	t->uprobes_on = !o->no_uprobes;
 	bpf_program__set_autoload(skel->progs.abort_handler, t->uprobes_on);
+	t->command = o->follow_forks;
 	t->hold = cfg.hold;
 	bpf_program__set_autoload(skel->progs.loader_state, t->hold);
 
@@ -438,6 +439,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 		goto fail;
 	s->fixup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup);
 	s->backup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup_backup);
+	s->attached = !t->command;
 	s->uprobes = t->uprobes_on;
 	s->uprobes_attached = t->nuprobes;
 	s->uprobe_failures = t->uprobe_failures;

@@ -158,6 +158,8 @@ check "stat: each of the 4 programs of the nested wrappers held until probed, no
 import json, sys
 u = json.load(open(sys.argv[1]))["uprobes"]
 assert u["holds"] >= 4 and u["hold_misses"] == 0, u
+d = json.load(open(sys.argv[1]))
+assert d["counted_from"] == "start", d["counted_from"]
 ' "$TMP/nested.json"
 quick || RSEQDBG_TRACE_MODE=no-event-mask stat_case no-mask uprobes
 quick || stat_case no-uprobes none --no-uprobes
@@ -208,6 +210,14 @@ if why=$(python3 "$TMP/check.py" "$TMP/p.json" "$TMP/p.txt" uprobes); then
 else
 	fail "trace -p: kernel aborts, handler entries and branches exact per section" "$why"
 fi
+
+check "trace -p: the summary says its counts start at the attach, no section short of entries" python3 -c '
+import json, sys
+d = json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+d = d.get("summary", d)
+assert d["counted_from"] == "attach", d["counted_from"]
+assert all(s["handler_entries_missing"] == 0 for s in d["sections"]), d["sections"]
+' "$TMP/p.json"
 
 # --- no uprobe left: command exits, SIGINT, SIGTERM, SIGKILL ------------------------------------
 # abort_handler, or abort_handler_nopreempt (its name cut to 15 characters) where it loads
