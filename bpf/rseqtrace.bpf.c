@@ -34,6 +34,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define RT_SIGSTOP 19
+
 const volatile struct rt_config rt_cfg = {};
 
 struct {
@@ -318,6 +320,8 @@ static __always_inline void section_first_seen(struct task_struct *t, struct rt_
 	n->dev = sec->dev;
 	n->ino = sec->ino;
 	n->file_off = sec->file_off;
+	n->held = 0;
+	n->pad = 0;
 	bpf_ringbuf_submit(n, 0);
 }
 
@@ -695,32 +699,69 @@ int BPF_PROG(sched_process_exit)
 	return 0;
 }
 
+/* Tell user space that process t has new modules to probe (type RT_EV_EXEC or RT_EV_LOADER)
+ * and, with rt_cfg.hold, stop it until user space has probed them and sends SIGCONT. The
+ * signal is sent from the process' own context before it returns to user space, so it stops
+ * before its next instruction; it is sent only once the notice is reserved (a process is
+ * never stopped that user space would not know to continue), and before the notice is
+ * submitted (user space never continues it before it is stopped). */
+static __always_inline void announce_modules(struct task_struct *t, __u32 type)
+{
+	struct rt_stats *s = get_stats();
+	struct rt_notify *n;
+
+	n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
+	if (!n) {
+		if (s) {
+			s->notify_drops++;
+			if (rt_cfg.hold)
+				s->hold_misses++;
+		}
+		return;
+	}
+	__builtin_memset(n, 0, sizeof(*n));
+	n->type = type;
+	n->pid = t->tgid;
+	if (rt_cfg.hold) {
+		n->held = !bpf_send_signal(RT_SIGSTOP);
+		if (s)
+			__sync_fetch_and_add(n->held ? &s->holds : &s->hold_misses, 1);
+	}
+	bpf_ringbuf_submit(n, 0);
+}
+
 /* A process counted before it called execve (the command of `stat`, counted from its fork)
- * is named after what it runs now. */
+ * is named after what it runs now; its new program's handlers are to be probed. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *t)
 {
 	__u32 tgid = t->tgid;
 	struct rt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 
-	struct rt_notify *n;
-
 	if (p)
 		__builtin_memcpy(p->comm, t->comm, sizeof(p->comm));
-	if (!rt_cfg.uprobes || !match_task(t))
-		return 0;
-	n = bpf_ringbuf_reserve(&notify, sizeof(*n), 0);
-	if (!n) {
-		struct rt_stats *s = get_stats();
+	if (rt_cfg.uprobes && match_task(t))
+		announce_modules(t, RT_EV_EXEC);
+	return 0;
+}
 
-		if (s)
-			s->notify_drops++;
-		return 0;
-	}
-	__builtin_memset(n, 0, sizeof(*n));
-	n->type = RT_EV_EXEC;
-	n->pid = tgid;
-	bpf_ringbuf_submit(n, 0);
+/* The dynamic loader's _dl_debug_state(), which it calls before and after it maps the
+ * libraries of a new program or of dlopen(), before any of their code runs: the new
+ * libraries' handlers are to be probed (attached only with rt_cfg.hold). */
+SEC("uprobe")
+int loader_state(struct pt_regs *ctx)
+{
+	struct task_struct *t;
+
+#ifdef RT_NOPREEMPT
+	bpf_preempt_disable();
+#endif
+	t = bpf_get_current_task_btf();
+	if (match_task(t))
+		announce_modules(t, RT_EV_LOADER);
+#ifdef RT_NOPREEMPT
+	bpf_preempt_enable();
+#endif
 	return 0;
 }
 

@@ -56,9 +56,12 @@ enum rt_event_type {
 	/* The abort handler entered by a branch in user space, not after the kernel's abort:
 	 * a0 abort_ip, a1 start_ip, a2 post_commit_offset (as for RT_EV_ABORT) */
 	RT_EV_USER_ABORT = 6,
-	/* a traced process executed a new program (notify ring: pid only), whose abort
+	/* a traced process executed a new program (notify ring: pid, held), whose abort
 	 * handlers are to be probed */
 	RT_EV_EXEC = 7,
+	/* the dynamic loader of a traced process announced a change of its modules
+	 * (_dl_debug_state; notify ring: pid, held) */
+	RT_EV_LOADER = 8,
 };
 
 /* Kernel aborts a thread can have pending at once, each until its handler is entered (a
@@ -83,6 +86,9 @@ struct rt_config {
 	__u32 nr_cpus;
 	__u32 no_event_mask; /* attribute as on kernels without rseq_event_mask (6.19 style) */
 	__u32 uprobes;	     /* uprobes on the abort handlers: announce execs (notify ring) */
+	/* stop a traced process (SIGSTOP) at each exec and loader announcement, until user
+	 * space has probed its new modules and continues it (the command rseqdbg runs) */
+	__u32 hold;
 };
 
 struct rt_section_key {
@@ -139,6 +145,8 @@ struct rt_stats {
 	__u64 storage_misses;  /* per-thread state that could not be created */
 	__u64 handler_entries; /* every entry into an abort handler with a uprobe */
 	__u64 user_aborts;     /* those that followed no rseq_ip_fixup of the thread */
+	__u64 holds;	       /* processes stopped at an exec or a loader announcement */
+	__u64 hold_misses;     /* exec or loader announcements that could not stop the process */
 };
 
 struct rt_event {
@@ -158,7 +166,8 @@ struct rt_event {
 };
 
 /* Sent on the notify ring when a (process, section) pair is first seen, so that user space
- * reads the process' mappings while it still runs. */
+ * reads the process' mappings while it still runs; and at an exec or a loader announcement
+ * (held: the process was sent SIGSTOP, to be continued once its modules are probed). */
 struct rt_notify {
 	__u32 type;
 	__u32 pid;
@@ -166,6 +175,8 @@ struct rt_notify {
 	__u64 dev;
 	__u64 ino;
 	__u64 file_off;
+	__u32 held;
+	__u32 pad;
 };
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,17 +100,24 @@ static int parse_opts(int argc, char **argv, const char **output, unsigned long 
 	return 0;
 }
 
-/* Poll until the command exits; *status is its exit status. */
+/* Poll until the command exits; *status is its exit status. Its pidfd wakes the poll when it
+ * exits: SIGCHLD alone may not, merged with the one its continuation after a hold sent. */
 static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
 {
-	int ret, st;
+	struct pollfd p[2] = {{.fd = rd_tracer_fd(t), .events = POLLIN},
+			      {.fd = pidfd_open(pid, 0), .events = POLLIN}};
+	int ret = 0, st;
 
 	for (;;) {
-		ret = rd_tracer_poll(t, 100, NULL, NULL);
+		if (poll(p, p[1].fd >= 0 ? 2 : 1, 100) < 0 && errno != EINTR)
+			ret = -errno;
+		if (!ret)
+			ret = rd_tracer_poll(t, 0, NULL, NULL);
 		if (ret < 0) {
+			rd_tracer_unhold(t);
 			kill(pid, SIGTERM);
 			waitpid(pid, &st, 0);
-			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
+			break;
 		}
 		if (rd_tracer_stop) {
 			/* Ctrl-C reaches the whole foreground group; a plain SIGTERM to us is
@@ -118,9 +127,12 @@ static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
 		}
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			*status = rd_wait_status(st);
-			return 0;
+			break;
 		}
 	}
+	if (p[1].fd >= 0)
+		close(p[1].fd);
+	return ret < 0 ? rd_error("polling the ring buffer failed: %s", strerror(-ret)) : 0;
 }
 
 int cmd_stat(int argc, char **argv)

@@ -383,6 +383,7 @@ int cmd_trace(int argc, char **argv)
 	code = run(&a, &c, &child, &pw, &status);
 	if (child.pid > 0) {
 		/* Ctrl-C or --duration: the command ends with us. */
+		rd_tracer_unhold(c.t);
 		kill(child.pid, rd_tracer_stop ? rd_tracer_stop : SIGTERM);
 		waitpid(child.pid, &st, 0);
 		status = rd_wait_status(st);

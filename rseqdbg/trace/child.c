@@ -96,7 +96,12 @@ int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char 
 			rd_tracer_learn_pid(*t, o->tids[i]);
 		return 0;
 	}
-	/* Its abort handlers get their uprobes before its first instruction runs. */
+	/* Its abort handlers get their uprobes before its first instruction runs. So do those of
+	 * every program it or its children execute, and of every library their loader maps:
+	 * the BPF side stops each such process (SIGSTOP from its own context, at the exec and at
+	 * the loader's _dl_debug_state) and the notify handler continues it once the new files
+	 * are probed. Uprobes are per file, so probing the file is enough. Not ptrace: it would
+	 * stop every clone and fork of the workload, and forbid a debugger under the command. */
 	if (command_path(argv[0], path, sizeof(path)))
 		rd_tracer_learn_file(*t, path);
 	ret = rd_spawn_release(child);

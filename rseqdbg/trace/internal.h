@@ -57,7 +57,16 @@ struct rd_tracer {
 	bool uprobes_on;	   /* uprobes on abort handlers (not --no-uprobes) */
 	struct bpf_link **uprobes; /* uprobes.c: one per abort handler of the known files */
 	size_t nuprobes, capuprobes;
-	uint64_t uprobe_failures;    /* handlers whose uprobe could not be attached */
+	uint64_t uprobe_failures; /* handlers whose uprobe could not be attached */
+	bool command;		  /* -- CMD: counted from its first instruction */
+	bool hold;		  /* the command's processes stop at exec and loader notices */
+	bool closing;		  /* rd_tracer_unhold: held processes are only continued */
+	struct loader {		  /* uprobes.c: a dynamic loader, probed or tried once */
+		dev_t dev;
+		ino_t ino;
+		struct bpf_link *link; /* NULL when it could not be probed */
+	} * loaders;
+	size_t nloaders;
 	struct elfscan_decoder *dec; /* insn.c: for files of dec_machine and dec_class */
 	uint16_t dec_machine;
 	int dec_class;
@@ -66,6 +75,9 @@ struct rd_tracer {
 /* Attach a uprobe on each abort handler of the sections of es (file path), when uprobes are
  * on; a failure is counted in uprobe_failures. */
 void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan *es);
+/* Probe the dynamic loader of process pid's program (its PT_INTERP) at _dl_debug_state, once
+ * per loader file, so that the libraries it maps are announced before they run. */
+void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid);
 /* Detach them all. */
 void rd_tracer_uprobes_free(struct rd_tracer *t);
 

@@ -184,6 +184,13 @@ static void print_totals(const struct rd_summary *s, FILE *f)
 	const struct rt_stats *g = &s->total;
 
 	fprintf(f, "%.3f s, mode %s\n", s->seconds, rd_mode_name(s->mode));
+	if (s->attached)
+		fprintf(f,
+			"counted from the start of tracing: what the processes did before is "
+			"not counted%s\n",
+			s->uprobes ? ", and a kernel abort just before whose handler ran after is "
+				     "counted as a branch"
+				   : "");
 	if (s->recent_seconds > 0)
 		fprintf(f, "last %.3f s: %" PRIu64 " aborts, %.1f/s\n", s->recent_seconds,
 			s->recent_aborts, rate(s->recent_aborts, s->recent_seconds));
@@ -239,6 +246,13 @@ static void print_hist(const struct rd_sum_section *e, FILE *f)
 	}
 }
 
+/* Kernel aborts of a section whose handler entry was not seen: none can be, so any means its
+ * uprobe came after them (or their thread ended first), and its entries are a lower bound. */
+static uint64_t entries_missing(const struct rd_summary *s, const struct rd_sum_section *e)
+{
+	return s->uprobes && e->aborts > e->v.entries_kernel ? e->aborts - e->v.entries_kernel : 0;
+}
+
 static void print_section(const struct rd_summary *s, const struct rd_sum_section *e, FILE *f)
 {
 	const __u64 *a = e->v.aborts;
@@ -267,6 +281,13 @@ static void print_section(const struct rd_summary *s, const struct rd_sum_sectio
 			" after kernel aborts, %" PRIu64 " from branches in user space\n",
 			"", (uint64_t)(e->v.entries_kernel + e->v.entries_user),
 			(uint64_t)e->v.entries_kernel, (uint64_t)e->v.entries_user);
+	if (entries_missing(s, e))
+		fprintf(f,
+			"%-8s not every entry seen: %" PRIu64
+			" of its aborts have no handler entry "
+			"(its uprobe came later, or the thread ended first): the entries are a "
+			"lower bound\n",
+			"", entries_missing(s, e));
 	print_hist(e, f);
 }
 
@@ -289,13 +310,18 @@ static void print_losses(const struct rd_summary *s, FILE *f)
 
 	if (g->ringbuf_drops || g->notify_drops || g->map_full || g->storage_misses ||
 	    s->fixup_skipped || s->backup_skipped || s->events_skipped || s->uprobe_failures ||
-	    s->uprobe_skipped)
+	    s->uprobe_skipped || g->hold_misses)
 		fprintf(f, "\n");
 	if (s->uprobe_failures)
 		fprintf(f,
 			"uprobes: %" PRIu64 " abort handlers could not be probed: their entries "
 			"are not counted\n",
 			s->uprobe_failures);
+	if (g->hold_misses)
+		fprintf(f,
+			"uprobes: %" PRIu64 " new programs or libraries could not be held until "
+			"probed: their first handler entries may be missing\n",
+			(uint64_t)g->hold_misses);
 	if (s->uprobe_skipped)
 		fprintf(f,
 			"uprobes: the kernel skipped the handler program %" PRIu64
@@ -391,6 +417,7 @@ static void json_totals(const struct rd_summary *s, struct jw *w)
 
 	jw_kstr(w, "mode", rd_mode_name(s->mode));
 	jw_kdouble(w, "seconds", s->seconds);
+	jw_kstr(w, "counted_from", s->attached ? "attach" : "start");
 	jw_ku64(w, "aborts", g->aborts);
 	jw_kdouble(w, "aborts_per_second", rate(g->aborts, s->seconds));
 	if (s->recent_seconds > 0) {
@@ -423,6 +450,8 @@ static void json_totals(const struct rd_summary *s, struct jw *w)
 	jw_ku64(w, "attached", s->uprobes_attached);
 	jw_ku64(w, "failed", s->uprobe_failures);
 	jw_ku64(w, "program_skipped", s->uprobe_skipped);
+	jw_ku64(w, "holds", g->holds);
+	jw_ku64(w, "hold_misses", g->hold_misses);
 	jw_obj_close(w);
 }
 
@@ -463,6 +492,11 @@ static void json_section(const struct rd_summary *s, const struct rd_sum_section
 	jw_kstr(w, "abort_handler", handler_name(e, hbuf, sizeof(hbuf)));
 	jw_ku64(w, "aborts", e->aborts);
 	json_entries(w, s, e->v.entries_kernel + e->v.entries_user, e->v.entries_user);
+	jw_key(w, "handler_entries_missing");
+	if (s->uprobes)
+		jw_u64(w, entries_missing(s, e));
+	else
+		jw_null(w);
 	jw_kdouble(w, "aborts_per_second", rate(e->aborts, s->seconds));
 	if (s->recent_seconds > 0) {
 		jw_ku64(w, "recent_aborts", e->recent);

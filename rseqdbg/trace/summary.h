@@ -53,6 +53,9 @@ struct rd_summary {
 	 * could not be, and the runs of their program the kernel skipped. */
 	bool uprobes;
 	uint64_t uprobes_attached, uprobe_failures, uprobe_skipped;
+	/* The counts start when tracing started (-p, -t, --comm, --cgroup, system-wide), not
+	 * with the processes (-- CMD): what they did before is not counted. */
+	bool attached;
 	double seconds;	       /* covered by the counts */
 	double recent_seconds; /* since the previous summary; 0 when none */
 	uint64_t recent_aborts;

@@ -47,12 +47,19 @@ static int sample_notify(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*n))
 		return 0;
-	/* The new program's modules (mapped so far), so that its handlers get their uprobes. */
-	if (n->type == RT_EV_EXEC) {
-		rd_tracer_learn_pid(t, n->pid);
+	if (n->type == RT_EV_SECTION) {
+		rd_tracer_section(t, n->pid, n->start_ip, n->dev, n->ino, n->file_off);
 		return 0;
 	}
-	rd_tracer_section(t, n->pid, n->start_ip, n->dev, n->ino, n->file_off);
+	/* A new program, or libraries the loader mapped: the modules mapped so far get their
+	 * uprobes (and a new program's loader its own) before a held process goes on. */
+	if (!t->closing && (n->type == RT_EV_EXEC || n->type == RT_EV_LOADER)) {
+		rd_tracer_learn_pid(t, n->pid);
+		if (n->type == RT_EV_EXEC && n->held)
+			rd_tracer_uprobe_loader(t, n->pid);
+	}
+	if (n->held)
+		kill((pid_t)n->pid, SIGCONT);
 	return 0;
 }
 
@@ -97,6 +104,7 @@ static int make_config(const struct rd_tracer_opts *o, const struct rd_tracer *t
 	cfg->nr_cpus = t->ncpus;
 	cfg->no_event_mask = t->mode == RD_MODE_NO_MASK;
 	cfg->uprobes = !o->no_uprobes;
+	cfg->hold = o->follow_forks && !o->no_uprobes;
 	return 0;
 }
 
@@ -198,6 +206,9 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	bpf_program__set_autoload(skel->progs.sched_process_fork, f->tp_fork && o->follow_forks);
 	t->uprobes_on = !o->no_uprobes;
 	bpf_program__set_autoload(skel->progs.abort_handler, t->uprobes_on);
+	t->command = o->follow_forks;
+	t->hold = cfg.hold;
+	bpf_program__set_autoload(skel->progs.loader_state, t->hold);
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
@@ -310,10 +321,28 @@ int rd_tracer_check(const struct rd_features *f)
 	return ret;
 }
 
+void rd_tracer_unhold(struct rd_tracer *t)
+{
+	if (!t || !t->hold || t->closing)
+		return;
+	t->closing = true;
+	bpf_link__destroy(t->skel->links.sched_process_exec);
+	t->skel->links.sched_process_exec = NULL;
+	for (size_t i = 0; i < t->nloaders; i++) {
+		bpf_link__destroy(t->loaders[i].link);
+		t->loaders[i].link = NULL;
+	}
+	if (t->rb)
+		ring_buffer__consume(t->rb);
+}
+
 void rd_tracer_free(struct rd_tracer *t)
 {
 	if (!t)
 		return;
+	rd_tracer_unhold(t);
+	if (t->skel)
+		rseqtrace_bpf__detach(t->skel);
 	rd_tracer_uprobes_free(t);
 	ring_buffer__free(t->rb);
 	rseqtrace_bpf__destroy(t->skel);
@@ -410,6 +439,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 		goto fail;
 	s->fixup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup);
 	s->backup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup_backup);
+	s->attached = !t->command;
 	s->uprobes = t->uprobes_on;
 	s->uprobes_attached = t->nuprobes;
 	s->uprobe_failures = t->uprobe_failures;

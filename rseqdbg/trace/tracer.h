@@ -56,6 +56,9 @@ int rd_tracer_attach(struct rd_tracer *t);
 int rd_tracer_check(const struct rd_features *f);
 /* Poll both ring buffers for up to timeout_ms; fn gets each event (may be NULL). */
 int rd_tracer_poll(struct rd_tracer *t, int timeout_ms, rd_event_fn fn, void *ctx);
+/* Hold no process any more and continue those held (the command is being ended: a stopped
+ * process would not see the signal that ends it). NULL-safe. */
+void rd_tracer_unhold(struct rd_tracer *t);
 void rd_tracer_free(struct rd_tracer *t); /* detaches and unloads; NULL-safe */
 /* Readable when the ring buffers hold data: poll it, then rd_tracer_poll(t, 0, ...). */
 int rd_tracer_fd(const struct rd_tracer *t);

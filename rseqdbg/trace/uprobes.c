@@ -3,7 +3,14 @@
  * detached with the tracer: they count every entry into a handler, the kernel's aborts and
  * the branches of user space alike. */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -75,8 +82,69 @@ void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan
 	}
 }
 
+/* The interpreter (PT_INTERP) of the program process pid runs, as a path through its root
+ * directory; false for a static program. */
+static bool interp_path(pid_t pid, char *buf, size_t len)
+{
+	char exe[64], interp[PATH_MAX] = "";
+	bool found = false;
+	size_t nph;
+	Elf *e;
+	int fd;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	for (size_t i = 0; e && !elf_getphdrnum(e, &nph) && i < nph && !found; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_INTERP)
+			continue;
+		found =
+		    ph.p_filesz > 1 && ph.p_filesz < sizeof(interp) &&
+		    pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+		    !interp[ph.p_filesz - 1] && interp[0] == '/';
+	}
+	elf_end(e);
+	close(fd);
+	return found && snprintf(buf, len, "/proc/%d/root%s", (int)pid, interp) < (int)len;
+}
+
+void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+	char path[PATH_MAX + 64];
+	struct loader *v;
+	struct stat st;
+
+	if (!t->hold || !interp_path(pid, path, sizeof(path)) || stat(path, &st))
+		return;
+	for (size_t i = 0; i < t->nloaders; i++)
+		if (t->loaders[i].dev == st.st_dev && t->loaders[i].ino == st.st_ino)
+			return;
+	v = realloc(t->loaders, (t->nloaders + 1) * sizeof(*v));
+	if (!v)
+		return;
+	t->loaders = v;
+	/* A loader without the symbol (not glibc's or musl's) announces nothing: its libraries
+	 * are probed at their first abort, or at the next exec. */
+	v[t->nloaders++] = (struct loader){
+	    .dev = st.st_dev,
+	    .ino = st.st_ino,
+	    .link = bpf_program__attach_uprobe_opts(t->skel->progs.loader_state, -1, path, 0, &uo),
+	};
+}
+
 void rd_tracer_uprobes_free(struct rd_tracer *t)
 {
+	for (size_t i = 0; i < t->nloaders; i++)
+		bpf_link__destroy(t->loaders[i].link);
+	free(t->loaders);
+	t->loaders = NULL;
+	t->nloaders = 0;
 	for (size_t i = 0; i < t->nuprobes; i++)
 		bpf_link__destroy(t->uprobes[i]);
 	free(t->uprobes);

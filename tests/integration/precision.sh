@@ -6,7 +6,7 @@
 # (checked against addr2line and objdump); audit names the stub a stale cpu_id branches
 # through; stat and trace count every entry into each abort handler with uprobes and tell the
 # kernel's aborts from the program's own branches, equal per section to the workload's
-# counters; the uprobes are gone on every exit path.
+# counters, also through wrappers (env, sh -c, nested); the uprobes are gone on every exit path.
 source "$(dirname "$0")/../lib.sh"
 
 W="$BUILD/tests/workloads/percpu_lib"
@@ -142,6 +142,25 @@ for run in 1 2 3; do
 	both_ways "$TMP/uprobes.txt" 2>/dev/null && break
 done
 stat_check uprobes uprobes
+# Through wrappers (env, sh -c, and env sh -c 'exec env ...'): each new program is held at its
+# exec and at its loader's announcements until its handlers are probed, so the counts are
+# exact from its first instruction, not from whenever the tracer caught up.
+wrap_case() { # name wrapper...
+	local name=$1
+	shift
+	"$RSEQDBG" stat --json -o "$TMP/$name.json" -- "$@" "$W" "${ARGS[@]}" --out "$TMP/$name.txt"
+	stat_check "$name" uprobes
+}
+wrap_case env env
+wrap_case sh-c sh -c '"$0" "$@"'
+wrap_case nested env sh -c 'exec env "$0" "$@"'
+check "stat: each of the 4 programs of the nested wrappers held until probed, none missed" python3 -c '
+import json, sys
+u = json.load(open(sys.argv[1]))["uprobes"]
+assert u["holds"] >= 4 and u["hold_misses"] == 0, u
+d = json.load(open(sys.argv[1]))
+assert d["counted_from"] == "start", d["counted_from"]
+' "$TMP/nested.json"
 quick || RSEQDBG_TRACE_MODE=no-event-mask stat_case no-mask uprobes
 quick || stat_case no-uprobes none --no-uprobes
 check "stat: the workload both branched to its handlers and was aborted by the kernel (run $run)" \
@@ -191,6 +210,14 @@ if why=$(python3 "$TMP/check.py" "$TMP/p.json" "$TMP/p.txt" uprobes); then
 else
 	fail "trace -p: kernel aborts, handler entries and branches exact per section" "$why"
 fi
+
+check "trace -p: the summary says its counts start at the attach, no section short of entries" python3 -c '
+import json, sys
+d = json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+d = d.get("summary", d)
+assert d["counted_from"] == "attach", d["counted_from"]
+assert all(s["handler_entries_missing"] == 0 for s in d["sections"]), d["sections"]
+' "$TMP/p.json"
 
 # --- no uprobe left: command exits, SIGINT, SIGTERM, SIGKILL ------------------------------------
 # abort_handler, or abort_handler_nopreempt (its name cut to 15 characters) where it loads

@@ -180,7 +180,8 @@ static void test_text(void **state)
 static void test_json(void **state)
 {
 	static const char want[] =
-	    "{\"mode\":\"no-event-mask\",\"seconds\":2,\"aborts\":4,\"aborts_per_second\":2,"
+	    "{\"mode\":\"no-event-mask\",\"seconds\":2,\"counted_from\":\"start\",\"aborts\":4,"
+	    "\"aborts_per_second\":2,"
 	    "\"causes\":{\"preemption\":3,\"signal\":1,\"migration\":0,\"unknown\":0,"
 	    "\"deferred\":0},\"migrations\":0,\"cpu_id_updates\":8,\"signals\":0,"
 	    "\"aborts_per_cpu_id_update\":0.5,\"ringbuf_drops\":1,\"notify_drops\":0,"
@@ -192,7 +193,7 @@ static void test_json(void **state)
 	    "\"inlined\":[],\"module\":\"/usr/lib/"
 	    "libwl.so\",\"start_ip\":4198400,\"post_commit_offset\":23,"
 	    "\"abort_ip\":4198432,\"abort_handler\":null,\"aborts\":4,"
-	    "\"handler_entries\":null,\"user_aborts\":null,"
+	    "\"handler_entries\":null,\"user_aborts\":null,\"handler_entries_missing\":null,"
 	    "\"aborts_per_second\":2,\"causes\":{"
 	    "\"preemption\":3,\"signal\":1,\"migration\":0,\"unknown\":0,\"deferred\":0},"
 	    "\"histogram\":[{\"from\":0,\"to\":0,\"count\":1},{\"from\":4,\"to\":7,\"count\":2},"
@@ -204,6 +205,35 @@ static void test_json(void **state)
 	build_one(&s);
 	got = print_to_string(&s, 0, true);
 	assert_string_equal(got, want);
+	free(got);
+	rd_summary_free(&s);
+}
+
+/* Counted from an attach, with a section whose handler entries fall short of its kernel
+ * aborts: both said, never printed as plain fact. */
+static void test_attached_and_short(void **state)
+{
+	struct rd_summary s;
+	char *got;
+
+	build_one(&s);
+	s.attached = true;
+	s.uprobes = true;
+	s.sections[0].v.entries_kernel = 1; /* of 4 aborts */
+	s.sections[0].v.entries_user = 5;
+	got = print_to_string(&s, 0, false);
+	assert_non_null(strstr(got, "counted from the start of tracing: what the processes did "
+				    "before is not counted, and a kernel abort"));
+	assert_non_null(strstr(got, "not every entry seen: 3 of its aborts have no handler entry"));
+	free(got);
+	got = print_to_string(&s, 0, true);
+	assert_non_null(strstr(got, "\"counted_from\":\"attach\""));
+	assert_non_null(strstr(got, "\"handler_entries\":6,\"user_aborts\":5,"
+				    "\"handler_entries_missing\":3"));
+	free(got);
+	s.sections[0].v.entries_kernel = 4;
+	got = print_to_string(&s, 0, true);
+	assert_non_null(strstr(got, "\"handler_entries_missing\":0"));
 	free(got);
 	rd_summary_free(&s);
 }
@@ -233,6 +263,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_text),
 	    cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_top),
+	    cmocka_unit_test(test_attached_and_short),
 	};
 
 	return UNIT_MAIN(tests);
