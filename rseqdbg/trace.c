@@ -381,9 +381,11 @@ int cmd_trace(int argc, char **argv)
 	if (!cmd)
 		watch_pids(&pw, a.pids, a.o.npids);
 	code = run(&a, &c, &child, &pw, &status);
+	/* Processes held at their exec go on, and the notices still queued are read while the
+	 * output is open: rd_tracer_free would otherwise read them after the summary. */
+	rd_tracer_unhold(c.t);
 	if (child.pid > 0) {
 		/* Ctrl-C or --duration: the command ends with us. */
-		rd_tracer_unhold(c.t);
 		kill(child.pid, rd_tracer_stop ? rd_tracer_stop : SIGTERM);
 		waitpid(child.pid, &st, 0);
 		status = rd_wait_status(st);
