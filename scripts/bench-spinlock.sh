@@ -10,7 +10,7 @@
 # BENCH_SPINLOCK_DELAY (200000), BENCH_SPINLOCK_HOLD_US (50), as tests/integration/step_spinlock.sh
 # runs it. Figures only: nothing here passes or fails on a time.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"
