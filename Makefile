@@ -105,6 +105,8 @@ TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
 # x86 registers in its C, x86 instruction bytes given to the host's decoder) has no version
 # for ARCH is not built for it.
 WL_ASM     := $(if $(filter-out x86,$(ARCH)),$(ARCH)/)
+# A fixture folder is named after the machine the scanner prints (x86_64, aarch64, ...).
+FIX_ASM    := $(if $(filter-out x86,$(ARCH)),aarch64/)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 ifneq ($(ARCH),x86)
 WL_S_X86   := $(wildcard tests/workloads/*.S examples/*.S)
@@ -199,7 +201,7 @@ PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
-METRICS_OBJS = $(TOOL_UNIT_OBJS) $(BUILD)/obj/rseqdbg/trace/metrics.o
+METRICS_OBJS = $(TOOL_UNIT_OBJS) $(BUILD)/obj/rseqdbg/exporter/metrics.o
 $(BUILD)/tests/test_metrics: $(METRICS_OBJS)
 $(BUILD)/tests/test_metrics: EXTRA_OBJS = $(METRICS_OBJS)
 $(BUILD)/tests/test_planner: $(PLANNER_OBJS)
@@ -254,7 +256,7 @@ $(BUILD)/tests/workloads/pcpu_lock_dlopen: tests/workloads/pcpu_lock.c tests/wor
 # their section carries (-bad) and with the same (-clean).
 FIX_REG    := $(BUILD)/tests/fixtures/rseq012-registered-bad \
 	      $(BUILD)/tests/fixtures/rseq012-registered-clean
-$(BUILD)/tests/fixtures/rseq012-registered-%: tests/fixtures/audit/$(WL_ASM)rseq012-registered.S \
+$(BUILD)/tests/fixtures/rseq012-registered-%: tests/fixtures/audit/$(FIX_ASM)rseq012-registered.S \
 		tests/fixtures/audit/audit.inc
 	@mkdir -p $(@D)
 	$(CC) -c -g $(if $(filter bad,$*),-DBAD) -Itests/fixtures/audit -o $@.o $<
@@ -313,7 +315,7 @@ install: all
 	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCDIR)/
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 scripts/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
+	install -m 644 gdb/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
 	install -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
 
 uninstall:

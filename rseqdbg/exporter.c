@@ -21,7 +21,7 @@
 #include <microhttpd.h>
 
 #include "common.h"
-#include "trace/metrics.h"
+#include "exporter/metrics.h"
 #include "trace/tracer.h"
 
 #define DEFAULT_MAX_SERIES 5000

@@ -2,7 +2,7 @@
 /*
  * rseqdbg step, inside: the state of one stepping session and the parts that share it.
  *
- *   cmd.c       options, setup, the main loop, teardown
+ *   ../step.c   the command: options, setup, the main loop, teardown
  *   loop.c      the ptrace loop: one step of the current thread, events of the others
  *   stepover.c  a critical section run at full speed between breakpoints at its exits
  *   tree.c      straight-line code run between breakpoints at the leaves of a planned tree

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The gdb extension (scripts/rseqdbg-gdb.py) in batch mode over the workload: plain stepi
+# The gdb extension (gdb/rseqdbg-gdb.py) in batch mode over the workload: plain stepi
 # into a critical section never reaches its post-commit address (the problem), rseq stepi
 # gets through every section and the workload, left to finish, still computes the right
 # result; rseq info agrees with gdb's own symbol addresses; the warnings appear.
 source "$(dirname "$0")/../lib.sh"
 
 W="$BUILD/tests/workloads/rseq_workload"
-EXT="$TOP/scripts/rseqdbg-gdb.py"
+EXT="$TOP/gdb/rseqdbg-gdb.py"
 export RSEQDBG
 
 if ! command -v gdb >/dev/null; then

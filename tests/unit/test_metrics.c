@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "common.h"
-#include "trace/metrics.h"
+#include "exporter/metrics.h"
 #include "unit.h"
 
 struct rd_global rd; /* the tool's globals, defined by its main.c */

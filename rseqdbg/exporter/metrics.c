@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "exporter/metrics.h"
 #include "symfmt.h"
 
 #define OTHER "(other)"

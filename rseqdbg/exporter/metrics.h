@@ -2,15 +2,15 @@
 /* The counters `rseqdbg exporter` serves: summaries of the maps folded into series that only
  * grow while the process lives, with a bounded number of them, written in the OpenMetrics or
  * Prometheus text format. Pure: tests feed summaries built by hand. */
-#ifndef RSEQDBG_TRACE_METRICS_H
-#define RSEQDBG_TRACE_METRICS_H
+#ifndef RSEQDBG_EXPORTER_METRICS_H
+#define RSEQDBG_EXPORTER_METRICS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "summary.h"
+#include "trace/summary.h"
 
 struct rd_metrics_opts {
 	size_t max_series;	 /* rseq_aborts_total series before the rest fold into "(other)" */
