@@ -606,6 +606,11 @@ int cmd_step(int argc, char **argv)
 	ret = st.end ? EXIT_OK : step_loop(&st);
 	fflush(stdout);
 	print_summary(&st);
+	if (rd_bp_blind())
+		rd_warn("%lu breakpoint%s sat on another tool's uprobe with no hardware breakpoint "
+			"left: the kernel took their traps for the uprobe's, and the passages "
+			"through them were not seen",
+			rd_bp_blind(), rd_bp_blind() == 1 ? "" : "s");
 	until_missing = !ret && st.until_places.spec && !spec_is_place(st.o.until) &&
 			!st.until_places.seen && !strcmp(st.end, "exited");
 out:

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/user.h>
 
 #include <elf.h>
@@ -55,6 +56,15 @@ uint64_t rd_arch_sp(const rd_regs_t *r);
 /* The value of general register reg (numbered as the decoder numbers it); false for one
  * that is not a general register. */
 bool rd_arch_reg(const rd_regs_t *r, int reg, uint64_t *v);
+/* Hardware breakpoints (execution), for an address where another tool's uprobe sits: the
+ * kernel takes the trap of any breakpoint instruction there for the uprobe, runs its
+ * handler and the instruction, and the debugger never sees it. A hardware breakpoint traps
+ * before the instruction, with the pc on it (SIGTRAP, TRAP_HWBKPT). They live in one
+ * thread's debug registers: how many thread tid has (0: none usable), and set or clear
+ * slot. 0 or -errno; the thread must be stopped. */
+int rd_arch_hwbp_slots(pid_t tid);
+int rd_arch_hwbp_set(pid_t tid, int slot, uint64_t addr);
+int rd_arch_hwbp_clear(pid_t tid, int slot);
 /* The address of the breakpoint that trapped, from the pc reported at the trap. */
 uint64_t rd_arch_bp_addr(uint64_t trap_pc);
 /* Whether the system call about to run (regs at the syscall instruction) maps memory. */

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The aarch64 registers of the stepper: program counter, breakpoint instruction, system calls,
  * and where an instruction goes next given the registers (x0..x30 numbered 0..30, sp 31). */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "arch/arch.h"
 #include "elfscan-decode.h"
@@ -32,6 +37,71 @@ void rd_arch_set_pc(rd_regs_t *r, uint64_t pc)
 uint64_t rd_arch_sp(const rd_regs_t *r)
 {
 	return r->sp;
+}
+
+#ifndef NT_ARM_HW_BREAK
+#define NT_ARM_HW_BREAK 0x402
+#endif
+
+/* The NT_ARM_HW_BREAK register set (struct user_hwdebug_state). */
+struct hwdebug {
+	uint32_t dbg_info; /* the number of breakpoint slots in its low byte */
+	uint32_t pad;
+	struct {
+		uint64_t addr;
+		uint32_t ctrl;
+		uint32_t pad;
+	} regs[16];
+};
+
+/* A control word: enabled, at EL0, an execution breakpoint over the 4 bytes of an A64
+ * instruction (byte address select 0xf). */
+#define HWBP_CTRL (0xfu << 5 | 0u << 3 | 2u << 1 | 1u)
+
+static int hwdebug_get(pid_t tid, struct hwdebug *h)
+{
+	struct iovec iov = {h, sizeof(*h)};
+
+	memset(h, 0, sizeof(*h));
+	return ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_HW_BREAK, &iov) < 0 ? -errno : 0;
+}
+
+int rd_arch_hwbp_slots(pid_t tid)
+{
+	struct hwdebug h;
+	int n;
+
+	if (hwdebug_get(tid, &h) < 0)
+		return 0;
+	n = (int)(h.dbg_info & 0xff);
+	return n > 16 ? 16 : n;
+}
+
+static int hwbp_write(pid_t tid, int slot, uint64_t addr, uint32_t ctrl)
+{
+	struct hwdebug h;
+	struct iovec iov = {&h, 0};
+	int ret;
+
+	if (slot < 0 || slot >= 16)
+		return -EINVAL;
+	ret = hwdebug_get(tid, &h);
+	if (ret < 0)
+		return ret;
+	h.regs[slot].addr = addr;
+	h.regs[slot].ctrl = ctrl;
+	iov.iov_len = offsetof(struct hwdebug, regs) + (size_t)(slot + 1) * sizeof(h.regs[0]);
+	return ptrace(PTRACE_SETREGSET, tid, (void *)NT_ARM_HW_BREAK, &iov) < 0 ? -errno : 0;
+}
+
+int rd_arch_hwbp_set(pid_t tid, int slot, uint64_t addr)
+{
+	return hwbp_write(tid, slot, addr, HWBP_CTRL);
+}
+
+int rd_arch_hwbp_clear(pid_t tid, int slot)
+{
+	return hwbp_write(tid, slot, 0, 0);
 }
 
 uint64_t rd_arch_bp_addr(uint64_t trap_pc)

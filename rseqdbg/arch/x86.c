@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The x86_64 registers of the stepper: program counter, breakpoint instruction, system calls,
  * and where an instruction goes next given the registers (numbered as enum elfscan_x86_reg). */
+#include <errno.h>
+#include <stddef.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 
 #include "arch/arch.h"
@@ -32,6 +35,44 @@ uint64_t rd_arch_sp(const rd_regs_t *r)
 uint64_t rd_arch_bp_addr(uint64_t trap_pc)
 {
 	return trap_pc - RD_ARCH_BP_LEN; /* int3 traps after itself */
+}
+
+#define DR_OFF(i) ((void *)offsetof(struct user, u_debugreg[i]))
+
+int rd_arch_hwbp_slots(pid_t tid)
+{
+	(void)tid;
+	return 4; /* DR0..DR3 */
+}
+
+/* DR7: slot's local enable bit, and its condition and length (00, 00: execution, as the
+ * architecture requires for it). */
+static int dr7_enable(pid_t tid, int slot, bool on)
+{
+	long dr7;
+
+	errno = 0;
+	dr7 = ptrace(PTRACE_PEEKUSER, tid, DR_OFF(7), NULL);
+	if (errno)
+		return -errno;
+	dr7 &= ~(3L << (2 * slot) | 0xfL << (16 + 4 * slot));
+	if (on)
+		dr7 |= 1L << (2 * slot);
+	return ptrace(PTRACE_POKEUSER, tid, DR_OFF(7), (void *)dr7) < 0 ? -errno : 0;
+}
+
+int rd_arch_hwbp_set(pid_t tid, int slot, uint64_t addr)
+{
+	if (slot < 0 || slot > 3)
+		return -EINVAL;
+	if (ptrace(PTRACE_POKEUSER, tid, DR_OFF(slot), (void *)addr) < 0)
+		return -errno;
+	return dr7_enable(tid, slot, true);
+}
+
+int rd_arch_hwbp_clear(pid_t tid, int slot)
+{
+	return slot < 0 || slot > 3 ? -EINVAL : dr7_enable(tid, slot, false);
 }
 
 bool rd_arch_maps_memory(const rd_regs_t *r)

@@ -33,6 +33,16 @@ bool rd_bp_was_planted(uint64_t addr);
 void rd_bp_unpatch(uint64_t addr, void *buf, size_t len);
 /* A forked child inherited our bytes: restore the originals in its memory. */
 int rd_bp_restore_in(pid_t pid);
+/* The thread whose debug registers hold the hardware breakpoints (the stepped one): those
+ * planted move to it. A breakpoint goes there when another tool's uprobe sits at its
+ * address (the kernel would take our trap for the uprobe's), if a slot is free. */
+void rd_bp_thread(pid_t tid);
+/* Whether the breakpoint at addr (planted now; with ever, or once) is a hardware one: its
+ * trap (SIGTRAP, TRAP_HWBKPT) comes with the pc on addr. */
+bool rd_bp_hw_at(uint64_t addr, bool ever);
+/* How many breakpoints sat on a uprobe with no hardware slot left: their traps go to the
+ * uprobe, unseen. */
+unsigned long rd_bp_blind(void);
 /* The address space went away (exec): forget every breakpoint without writing. */
 void rd_bp_forget(void);
 

@@ -22,6 +22,7 @@ void set_cur(struct stepper *st, struct rd_thread *t)
 	st->cur_tid = t->tid;
 	st->regs_valid = false;
 	st->have_rcfg = rd_rseq_config(t->tid, &st->rcfg) == 0;
+	rd_bp_thread(t->tid);
 	if (!st->o.no_pin)
 		rd_pin_hold(st->tr.pid, t->tid);
 }
@@ -77,13 +78,17 @@ void handle_exec(struct stepper *st, const struct rd_event *ev)
  * If ev is the trap of one of our breakpoints (planted now; with ever, also one removed since,
  * whose trap came late), move thread tid back onto the instruction the breakpoint replaced
  * and return the breakpoint's address; r then holds tid's registers. 0 for any other stop.
+ * A hardware breakpoint's trap has the pc on it already.
  */
 uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever)
 {
 	uint64_t bp;
 
-	if (ev->kind != RD_EV_TRAP || ev->code != RD_ARCH_BP_CODE || rd_pt_getregs(tid, r) < 0)
+	if (ev->kind != RD_EV_TRAP || (ev->code != RD_ARCH_BP_CODE && ev->code != TRAP_HWBKPT) ||
+	    rd_pt_getregs(tid, r) < 0)
 		return 0;
+	if (ev->code == TRAP_HWBKPT)
+		return rd_bp_hw_at(rd_arch_pc(r), ever) ? rd_arch_pc(r) : 0;
 	bp = rd_arch_bp_addr(rd_arch_pc(r));
 	if (ever ? !rd_bp_was_planted(bp) : !rd_bp_planted(bp))
 		return 0;
