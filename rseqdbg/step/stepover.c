@@ -139,17 +139,26 @@ static void note_result(struct stepper *st, struct section *s, enum result r)
 	char name[512];
 
 	if (r == RES_COMMIT) {
-		s->failed = 0;
+		s->failed = s->failed_exits = 0;
 		return;
 	}
-	if (r == RES_LOST || s->retry_loop || ++s->failed < RETRY_LOOP_PASSAGES)
+	if (r == RES_LOST || s->retry_loop)
+		return;
+	s->failed_exits += r == RES_EXIT;
+	if (++s->failed < RETRY_LOOP_PASSAGES)
 		return;
 	s->retry_loop = true;
+	/* Aborts are the stops' doing; exits are the program's, waiting on something (a lock
+	 * another thread holds) that stepping slows down. */
 	print_event(
 	    st, "retry-loop", st->cur_tid,
-	    "section %s did not commit in %d passages in a row: what it checks does not "
-	    "survive the stops of stepping; its retries now run at full speed to its commit",
-	    sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES);
+	    "section %s did not commit in %d passages in a row (%u aborted, %u left by an "
+	    "exit): %s; its retries now run at full speed to its commit",
+	    sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES, s->failed - s->failed_exits,
+	    s->failed_exits,
+	    s->failed_exits == s->failed
+		? "what it waits for (a lock another thread holds) comes slowly under stepping"
+		: "what it checks does not survive the stops of stepping");
 }
 
 void passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns)

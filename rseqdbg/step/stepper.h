@@ -58,11 +58,12 @@ struct section {
 	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
 	size_t nexits;
 	bool exits_known;
-	unsigned int failed; /* passages in a row that did not commit */
-	bool retry_loop;     /* our stops undo what it checks: run its retries to the commit */
-	uint64_t net_ns;     /* CPU time a passage may take before the safety net looks */
-	int fold;	     /* runs inside a tree (section_ways): 1 yes, -1 no, 0 not known */
-	uint32_t wregs;	     /* with fold 1: the registers its code writes (wregs bits) */
+	unsigned int failed;	   /* passages in a row that did not commit */
+	unsigned int failed_exits; /* how many of them left by an exit */
+	bool retry_loop; /* our stops undo what it checks: run its retries to the commit */
+	uint64_t net_ns; /* CPU time a passage may take before the safety net looks */
+	int fold;	 /* runs inside a tree (section_ways): 1 yes, -1 no, 0 not known */
+	uint32_t wregs;	 /* with fold 1: the registers its code writes (wregs bits) */
 };
 
 enum result {
