@@ -22,6 +22,8 @@ struct rd_tracee;
  *   RD_ARCH_BP_LEN, RD_ARCH_INSN_MAX   the breakpoint instruction's length, the longest one
  *   RD_ARCH_BP_CODE                    the si_code of the SIGTRAP a breakpoint raises
  *   RD_ARCH_COMPAT_PC                  the pc's word in a 32-bit program's registers
+ *   RD_ARCH_STEPS_UPROBES              whether a single step over a uprobe's instruction
+ *                                      traps after it
  *   RD_REG_SP                          the stack pointer's bit in a register set (wregs) */
 #if defined(__x86_64__)
 typedef struct user_regs_struct rd_regs_t;
@@ -29,6 +31,7 @@ typedef struct user_regs_struct rd_regs_t;
 #define RD_ARCH_INSN_MAX 16
 #define RD_ARCH_EM EM_X86_64
 #define RD_ARCH_BP_CODE SI_KERNEL /* int3 */
+#define RD_ARCH_STEPS_UPROBES 1
 #define RD_ARCH_COMPAT_PC 12	  /* i386: eip */
 #define RD_REG_SEG (1u << 16)
 #define RD_REG_SP (1u << 7) /* rsp, as wregs bit */
@@ -38,6 +41,9 @@ typedef struct user_regs_struct rd_regs_t; /* regs[31], sp, pc, pstate */
 #define RD_ARCH_INSN_MAX 4
 #define RD_ARCH_EM EM_AARCH64
 #define RD_ARCH_BP_CODE TRAP_BRKPT /* brk */
+/* A single step of an instruction that a uprobe runs out of line ends nowhere: the kernel
+ * turns stepping off once the instruction ran, and the thread runs on. */
+#define RD_ARCH_STEPS_UPROBES 0
 #define RD_ARCH_COMPAT_PC 15	   /* arm: r15 */
 #define RD_REG_SP (1u << 31)
 #else

@@ -95,11 +95,6 @@ static void remember(uint64_t addr)
 
 int rd_bp_plant(uint64_t addr)
 {
-	return rd_bp_plant_over(addr, NULL);
-}
-
-int rd_bp_plant_over(uint64_t addr, const uint8_t *orig)
-{
 	struct bp *b;
 	ssize_t n;
 
@@ -109,18 +104,15 @@ int rd_bp_plant_over(uint64_t addr, const uint8_t *orig)
 		;
 	if (b == bps + BP_MAX)
 		return -ENOSPC;
-	if (orig) {
-		memcpy(b->orig, orig, RD_ARCH_BP_LEN);
-	} else {
-		n = pread(bp_memfd, b->orig, RD_ARCH_BP_LEN, (off_t)addr);
-		if (n != RD_ARCH_BP_LEN)
-			return n < 0 ? -errno : -EFAULT;
-	}
-	/* A breakpoint that is not ours already there: a uprobe, which the kernel puts into
-	 * every process that maps the probed file. Put back after the probe is gone, it would
-	 * be a trap the program dies of: the file's bytes are the instruction. And the kernel
-	 * takes any trap there for the uprobe's: a breakpoint instruction of ours would never
-	 * stop the thread, a hardware breakpoint does. */
+	/* What memory holds (it may differ from the file: generated or rewritten code). A
+	 * breakpoint that is not ours already there is a uprobe, which the kernel puts into every process that maps
+	 * the probed file. Put back after the probe is gone, it would be a trap the program dies
+	 * of: the file's bytes are the instruction. And the kernel takes any trap there for the
+	 * uprobe's: a breakpoint instruction of ours would never stop the thread, a hardware
+	 * breakpoint does. */
+	n = pread(bp_memfd, b->orig, RD_ARCH_BP_LEN, (off_t)addr);
+	if (n != RD_ARCH_BP_LEN)
+		return n < 0 ? -errno : -EFAULT;
 	b->hw = -1;
 	if (rd_arch_is_bp(b->orig) && file_bytes) {
 		uint8_t f[RD_ARCH_BP_LEN];
@@ -225,6 +217,14 @@ void rd_bp_unpatch(uint64_t addr, void *buf, size_t len)
 			if (b->addr + k >= addr && b->addr + k < addr + len)
 				p[b->addr + k - addr] = b->orig[k];
 	}
+	/* Another tool's uprobes: the instruction is the file's. */
+	for (size_t i = (RD_ARCH_BP_LEN - addr % RD_ARCH_BP_LEN) % RD_ARCH_BP_LEN;
+	     file_bytes && i + RD_ARCH_BP_LEN <= len; i += RD_ARCH_BP_LEN) {
+		uint8_t f[RD_ARCH_BP_LEN];
+
+		if (rd_arch_is_bp(p + i) && file_bytes(file_ctx, addr + i, f) && !rd_arch_is_bp(f))
+			memcpy(p + i, f, RD_ARCH_BP_LEN);
+	}
 }
 
 int rd_bp_restore_in(pid_t pid)
@@ -287,4 +287,12 @@ void rd_bp_thread(pid_t tid)
 unsigned long rd_bp_blind(void)
 {
 	return nblind;
+}
+
+bool rd_bp_probed(uint64_t addr)
+{
+	uint8_t m[RD_ARCH_BP_LEN], f[RD_ARCH_BP_LEN];
+
+	return file_bytes && pread(bp_memfd, m, RD_ARCH_BP_LEN, (off_t)addr) == RD_ARCH_BP_LEN &&
+	       rd_arch_is_bp(m) && file_bytes(file_ctx, addr, f) && !rd_arch_is_bp(f);
 }

@@ -17,8 +17,6 @@ void rd_bp_attach(pid_t pid, int memfd);
 void rd_bp_file_bytes(bool (*fn)(void *ctx, uint64_t addr, uint8_t *buf), void *ctx);
 /* Plant a breakpoint at addr (idempotent). 0 or -errno. */
 int rd_bp_plant(uint64_t addr);
-/* The same when the caller knows the bytes the breakpoint replaces (saves a read). */
-int rd_bp_plant_over(uint64_t addr, const uint8_t *orig);
 /* Restore the original bytes at addr. 0 or -errno; -ENOENT when none is planted there. */
 int rd_bp_remove(uint64_t addr);
 /* Restore every planted breakpoint; async-signal-safe. Returns how many failed. */
@@ -29,7 +27,8 @@ bool rd_bp_planted(uint64_t addr);
 size_t rd_bp_count(void);
 /* Whether a breakpoint was ever planted at addr: a trap reported after its removal. */
 bool rd_bp_was_planted(uint64_t addr);
-/* Replace our breakpoint bytes in buf (read from [addr, addr+len)) by the original ones. */
+/* Replace our breakpoint bytes in buf (read from [addr, addr+len)) by the original ones, and
+ * the breakpoint instructions of other tools' uprobes by the file's instructions. */
 void rd_bp_unpatch(uint64_t addr, void *buf, size_t len);
 /* A forked child inherited our bytes: restore the originals in its memory. */
 int rd_bp_restore_in(pid_t pid);
@@ -40,6 +39,9 @@ void rd_bp_thread(pid_t tid);
 /* Whether the breakpoint at addr (planted now; with ever, or once) is a hardware one: its
  * trap (SIGTRAP, TRAP_HWBKPT) comes with the pc on addr. */
 bool rd_bp_hw_at(uint64_t addr, bool ever);
+/* Whether another tool's uprobe sits at addr (a breakpoint instruction in memory, another in
+ * the file), our hardware breakpoint or not. */
+bool rd_bp_probed(uint64_t addr);
 /* How many breakpoints sat on a uprobe with no hardware slot left: their traps go to the
  * uprobe, unseen. */
 unsigned long rd_bp_blind(void);

@@ -562,9 +562,10 @@ enum step_status step_once(struct stepper *st)
 	}
 	if (tree && !arms && tree_plan(st, &in, &regs, succ, nsucc, left) && tree_plant(st))
 		return tree_run(st, &in);
-	/* An instruction whose single-step trap may come one instruction late: run it to
-	 * breakpoints at its successors instead. */
-	if (in.late_trap && !unknown && !st->cur_sig && !restarts &&
+	/* An instruction whose single-step trap may come one instruction late, or never (a
+	 * uprobe's, on some architectures): run it to breakpoints at its successors instead. */
+	if ((in.late_trap || (!RD_ARCH_STEPS_UPROBES && rd_bp_probed(pc))) && !unknown &&
+	    !st->cur_sig && !restarts &&
 	    tree_plan(st, &in, &regs, succ, nsucc, 1) && tree_plant(st))
 		return tree_run(st, &in);
 	return single_step(st, &in, &regs);

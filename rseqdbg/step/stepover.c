@@ -320,6 +320,60 @@ static bool exit_reaches_abort(struct stepper *st, const struct section *s, uint
 enum { STEP_PAST, STEP_SIGNAL, STEP_GONE };
 
 /*
+ * step_past over another tool's uprobe, where a single step would not come back (see
+ * RD_ARCH_STEPS_UPROBES): the thread runs to breakpoints at the successors of the
+ * instruction. -1 when they cannot be known (an indirect branch through what cannot be
+ * read, an instruction not decoded): the caller steps.
+ */
+static int run_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
+{
+	uint8_t code[RD_ARCH_INSN_MAX];
+	uint64_t succ[4];
+	bool ours[4] = {false}, unknown = false;
+	struct rd_insn in;
+	rd_regs_t r;
+	ssize_t got;
+	size_t n;
+	int ret = STEP_PAST;
+
+	got = pread(st->tr.memfd, code, sizeof(code), (off_t)bp);
+	if (got <= 0 || rd_pt_getregs(st->cur_tid, &r) < 0)
+		return -1;
+	rd_bp_unpatch(bp, code, (size_t)got);
+	rd_decode(st->dec, code, (size_t)got, bp, &in);
+	n = in.size ? rd_successors(&st->tr, &in, &r, succ, 4, &unknown) : 0;
+	if (!n || unknown || in.kind == RD_INSN_SYSCALL)
+		return -1;
+	rd_bp_remove(bp);
+	for (size_t i = 0; i < n; i++) {
+		ours[i] = succ[i] != bp && !rd_bp_planted(succ[i]);
+		if (ours[i] && rd_bp_plant(succ[i]) < 0)
+			ours[i] = false;
+	}
+	if (resume_cur(st, HOW_CONT, 0) < 0)
+		ret = STEP_GONE;
+	while (ret == STEP_PAST) {
+		if (wait_cur(st, ev, 0, HOW_CONT, false) < 0 || ev->kind == RD_EV_EXITED) {
+			ret = STEP_GONE;
+		} else if (ev->kind == RD_EV_SIGNAL) {
+			st->signals++;
+			print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev->sig),
+				    st->o.no_signals ? " (not delivered)" : "");
+			st->cur_sig = st->o.no_signals ? 0 : ev->sig;
+			ret = STEP_SIGNAL;
+		} else if (ev->kind == RD_EV_TRAP && undo_bp_trap(st->cur_tid, ev, &r, false)) {
+			break; /* at a successor, or at a breakpoint it reached first */
+		} else if (resume_cur(st, HOW_CONT, 0) < 0) {
+			ret = STEP_GONE; /* a late interrupt: it goes on */
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (ours[i])
+			rd_bp_remove(succ[i]);
+	return ret == STEP_GONE || rd_bp_plant(bp) == 0 ? ret : STEP_GONE;
+}
+
+/*
  * Take the thread, stopped on our breakpoint at bp (outside the section), past it: the
  * breakpoint is lifted for one single step and planted again. STEP_SIGNAL when a signal
  * came first (st->cur_sig: not delivered yet), STEP_GONE when the thread ended (*ev says
@@ -327,6 +381,13 @@ enum { STEP_PAST, STEP_SIGNAL, STEP_GONE };
  */
 static int step_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
 {
+	int ret;
+
+	if (!RD_ARCH_STEPS_UPROBES && rd_bp_probed(bp)) {
+		ret = run_past(st, bp, ev);
+		if (ret >= 0)
+			return ret;
+	}
 	rd_bp_remove(bp);
 	for (int sig = 0;;) {
 		if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0 ||

@@ -319,18 +319,9 @@ bool tree_plant(struct stepper *st)
 	/* The last trees' breakpoints stay where this tree cannot run into them (a loop runs
 	 * the same tree again): planting and removing are most of a stop's system calls. */
 	rd_bp_remove_unless(tree_keeps, st);
-	for (int i = 0; i < p->nn && !ret; i++) {
-		uint8_t orig[RD_ARCH_BP_LEN];
-
-		if (!p->n[i].leaf)
-			continue;
-		if (!rd_modules_find(&st->mods, p->n[i].addr)) /* not cached: read it now */
+	for (int i = 0; i < p->nn && !ret; i++)
+		if (p->n[i].leaf)
 			ret = rd_bp_plant(p->n[i].addr);
-		else if (fetch_code(st, p->n[i].addr, orig, sizeof(orig)) != sizeof(orig))
-			ret = -EFAULT;
-		else
-			ret = rd_bp_plant_over(p->n[i].addr, orig);
-	}
 	if (ret)
 		rd_bp_remove_all();
 	return ret == 0;

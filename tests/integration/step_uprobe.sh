@@ -24,6 +24,7 @@ for f in "$WL" "$PLD"; do
 	[ -x "$f" ] || { fail "step uprobe: workload" "$f not built (make tests)"; finish; exit; }
 done
 kv() { sed -n "s/^$2=//p" "$1"; }
+abort_off=$(nm "$WL" | awk '$3 == "spin_abort" { print $1 }' | sed 's/^0*//')
 
 STATS=()
 trap 'for p in "${STATS[@]}"; do pkill -P "$p" 2>/dev/null; done; wait; rm -rf "$TMP"' EXIT
@@ -62,6 +63,19 @@ if hold spin spin_cs "$WL" --iters 100000000 --spin 100000 --out "$TMP/held.rep"
 		pass "step uprobe: abort handlers probed by stat ($p passages: $c commits, $a aborts, as the program counted)"
 	else
 		fail "step uprobe: abort handlers probed by stat" "$why"
+	fi
+
+	# The steps list the file's instruction at a probed address, not the probe's: the
+	# workload has no breakpoint instruction of its own.
+	timeout 900 "$RSEQDBG" step --detach --from spin_op -- "$WL" --iters 20 --spin 100000 \
+		--signal-us 500 --out "$TMP/text.rep" >"$TMP/text.out" 2>&1
+	at=$(grep -c "^[0-9]* 0x[0-9a-f]* spin_cs+0x${abort_off} " "$TMP/text.out")
+	bad=$(grep -cE '^[0-9]+ 0x.*  (int3|brk) ' "$TMP/text.out")
+	if [ "$at" -gt 0 ] && [ "$bad" = 0 ] && [ "$(kv "$TMP/text.rep" result)" = ok ]; then
+		pass "step uprobe: the file's instruction at a probed abort handler ($at steps there)"
+	else
+		fail "step uprobe: the file's instruction at a probed abort handler" \
+			"$at steps there, $bad breakpoint instructions listed: $(grep -m1 -E '  (int3|brk) ' "$TMP/text.out")"
 	fi
 fi
 
