@@ -559,7 +559,6 @@ static void run_unit(struct run *r, const struct unit *u)
 /* A file that could not be audited: reported, and the run goes on with the next one. */
 static void run_error(struct run *r, const char *path, const char *msg)
 {
-	size_t plen = strlen(path);
 	bool json = rd.json;
 	char **nv;
 
@@ -574,9 +573,7 @@ static void run_error(struct run *r, const char *path, const char *msg)
 	if (!nv)
 		return;
 	r->errors = nv;
-	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-		nv[r->nerrors] = strdup(msg);
-	else if (asprintf(&nv[r->nerrors], "%s: %s", path, msg) < 0)
+	if (asprintf(&nv[r->nerrors], "%s: %s", path, msg) < 0)
 		nv[r->nerrors] = NULL;
 	if (nv[r->nerrors])
 		r->nerrors++;

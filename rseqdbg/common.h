@@ -32,8 +32,9 @@ extern struct rd_global rd;
  * {"error": "..."} document on stdout. Returns EXIT_ERROR. */
 int rd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A file that cannot be read, in a command over several files: one line on stderr
- * ("rseqdbg: <cmd>: PATH: msg"; msg may start with "PATH: " already) and in JSON mode an
- * entry {"path", "error"} of the files array being written, not a document of its own. */
+ * ("rseqdbg: <cmd>: PATH: msg"; msg never names the file, as elfscan_errmsg()) and in JSON
+ * mode an entry {"path", "error"} of the files array being written, not a document of its
+ * own. */
 void rd_file_error(const char *path, const char *msg);
 /* The one error convention of the tool, as in libelfscan: below the commands, a function
  * returns 0 or -errno and leaves what went wrong, naming the object, in rd_errmsg(); only a

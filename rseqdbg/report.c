@@ -37,14 +37,10 @@ int rd_error(const char *fmt, ...)
 
 void rd_file_error(const char *path, const char *msg)
 {
-	size_t plen = strlen(path);
 	char line[1024];
 	bool json = rd.json;
 
-	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-		snprintf(line, sizeof(line), "%s", msg);
-	else
-		snprintf(line, sizeof(line), "%s: %s", path, msg);
+	snprintf(line, sizeof(line), "%s: %s", path, msg);
 	fflush(stdout);
 	rd.json = false;
 	rd_error("%s", line);
