@@ -95,7 +95,7 @@ static int from_plant(struct stepper *st, struct from *f)
 	int first, ret;
 
 	if (rd_parse_u64(st->o.from, &num)) {
-		places_free(&f->p);
+		rd_step_places_free(&f->p);
 		f->p.v = calloc(1, sizeof(*f->p.v));
 		if (!f->p.v)
 			return rd_error("--from: out of memory");
@@ -104,7 +104,7 @@ static int from_plant(struct stepper *st, struct from *f)
 		f->p.seen = true;
 		first = 0;
 	} else {
-		first = places_update(st, &f->p, bp_gone);
+		first = rd_step_places_update(st, &f->p, bp_gone);
 		if (first < 0)
 			return rd_error("--from: out of memory");
 	}
@@ -116,8 +116,8 @@ static int from_plant(struct stepper *st, struct from *f)
 		ret = rd_bp_plant(a);
 		if (ret < 0)
 			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
-					plant_error(ret));
-		s = sec_find(st, a);
+					rd_step_plant_error(ret));
+		s = rd_step_sec_find(st, a);
 		if (s)
 			rd_warn("--from %s (%#" PRIx64
 				") is inside the critical section at %#" PRIx64
@@ -150,8 +150,8 @@ static void plant_rendezvous(struct stepper *st, struct from *f)
 /* Forget the places of an address space that went away (exec), and find them in the new one. */
 static int from_exec(struct stepper *st, struct from *f, const struct rd_event *ev)
 {
-	handle_exec(st, ev);
-	places_free(&f->p);
+	rd_step_handle_exec(st, ev);
+	rd_step_places_free(&f->p);
 	f->p.spec = st->o.from;
 	plant_rendezvous(st, f);
 	return from_plant(st, f);
@@ -225,7 +225,7 @@ static int run_to(struct stepper *st, struct from *f)
 		}
 		/* With ever: a thread that hit the rendezvous while it was lifted comes back onto
 		 * it too. */
-		bp = undo_bp_trap(ev.tid, &ev, &r, true);
+		bp = rd_step_undo_bp_trap(ev.tid, &ev, &r, true);
 		if (bp && from_has(f, bp)) {
 			for (size_t i = 0; i < f->p.n; i++)
 				rd_bp_remove(f->p.v[i].addr);
@@ -233,7 +233,7 @@ static int run_to(struct stepper *st, struct from *f)
 				rd_bp_remove(f->rendezvous);
 			f->rendezvous = 0;
 			release_waiting(st);
-			set_cur(st, t);
+			rd_step_set_cur(st, t);
 			/* It ran at full speed: objects mapped since (libc, dlopen) are read on the
 			 * first step, so an address there is named. */
 			st->maps_dirty = true;
@@ -245,7 +245,7 @@ static int run_to(struct stepper *st, struct from *f)
 				continue;
 			}
 			/* The loader's list of objects changed: the new ones are named now. */
-			load_modules(st);
+			rd_step_load_modules(st);
 			ret = from_plant(st, f);
 			if (ret)
 				return ret;
@@ -261,7 +261,7 @@ static int run_to(struct stepper *st, struct from *f)
 			continue;
 		}
 		if (ev.kind == RD_EV_FORK) {
-			release_child(st, &ev);
+			rd_step_release_child(st, &ev);
 			rd_pt_cont(&st->tr, t, 0);
 			continue;
 		}
@@ -397,13 +397,13 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 static void stepper_free(struct stepper *st)
 {
 	for (size_t i = 0; i < st->nsecs; i++)
-		sec_free(&st->secs[i]);
+		rd_step_sec_free(&st->secs[i]);
 	free(st->secs);
-	symcache_clear(st);
+	rd_step_symcache_clear(st);
 	free(st->symcache);
 	free(st->code);
 	free(st->dcache);
-	places_free(&st->until_places);
+	rd_step_places_free(&st->until_places);
 	rd_modules_free(&st->mods);
 	rd_decoder_close(st->dec);
 	rd_tracee_free(&st->tr);
@@ -416,10 +416,11 @@ static void print_end(struct stepper *st, bool detach)
 	if (!st->tr.launched || !st->tr.exited)
 		return;
 	if (WIFEXITED(s))
-		print_event(st, "end", st->tr.pid, "program exited with status %d", WEXITSTATUS(s));
+		rd_step_print_event(st, "end", st->tr.pid, "program exited with status %d",
+				    WEXITSTATUS(s));
 	else if (WIFSIGNALED(s) && !(WTERMSIG(s) == SIGKILL && !detach))
-		print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)", WTERMSIG(s),
-			    strsignal(WTERMSIG(s)));
+		rd_step_print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)",
+				    WTERMSIG(s), strsignal(WTERMSIG(s)));
 }
 
 /* The caches and the decoder. */
@@ -429,7 +430,7 @@ static int stepper_init(struct stepper *st)
 	st->code = calloc(CODECACHE, sizeof(*st->code));
 	st->dcache = calloc(DCACHE, sizeof(*st->dcache));
 	st->last_store = true;
-	tree_env_init(st);
+	rd_step_tree_env_init(st);
 	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0)
 		return rd_error("cannot set up the instruction decoder (capstone)");
 	return 0;
@@ -446,15 +447,15 @@ static int resolve_targets(struct stepper *st, struct from *f)
 		st->until_addr = num;
 	} else if (st->o.until) {
 		st->until_places.spec = st->o.until;
-		until_update(st);
-		if (!st->until_places.n && spec_is_place(st->o.until))
+		rd_step_until_update(st);
+		if (!st->until_places.n && rd_step_spec_is_place(st->o.until))
 			return rd_error("--until: no code at '%s' in process %d (%zu modules "
 					"searched)",
 					st->o.until, st->tr.pid, st->mods.n);
 	}
 	if (!st->o.from)
 		return 0;
-	f->named = !spec_is_place(st->o.from);
+	f->named = !rd_step_spec_is_place(st->o.from);
 	f->p.spec = st->o.from;
 	if (from_plant(st, f))
 		return EXIT_ERROR;
@@ -473,10 +474,10 @@ static int resolve_targets(struct stepper *st, struct from *f)
 /* --lock-others: stop every thread, and say which of the others stopped inside a section. */
 static void lock_others(struct stepper *st, pid_t stepped)
 {
-	stop_all(st);
+	rd_step_stop_all(st);
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].tid != stepped && st->tr.t[i].state == RD_T_STOPPED)
-			report_if_inside(st, st->tr.t[i].tid);
+			rd_step_report_if_inside(st, st->tr.t[i].tid);
 }
 
 /* Make the thread to step the current one, stopped: the first thread (a given --tid, else
@@ -492,7 +493,7 @@ static int start(struct stepper *st, struct from *f)
 		first = st->tr.t[0].tid; /* the main thread exited, the others run on */
 	if (st->o.lock_others || st->o.from == NULL) {
 		/* Stop the thread to step now; with --lock-others every thread. */
-		stop_thread(st, first, false);
+		rd_step_stop_thread(st, first, false);
 		if (st->o.lock_others)
 			lock_others(st, first);
 	}
@@ -505,7 +506,7 @@ static int start(struct stepper *st, struct from *f)
 					    ? "thread %d exited before it stopped"
 					    : "thread %d did not stop",
 					first);
-		set_cur(st, t);
+		rd_step_set_cur(st, t);
 		return 0;
 	}
 	ret = run_to(st, f);
@@ -541,7 +542,7 @@ static int step_loop(struct stepper *st)
 			st->end = "interrupted";
 			break;
 		}
-		s = step_once(st);
+		s = rd_step_once(st);
 		if (s == STEP_ERR)
 			return EXIT_ERROR;
 		if (s == STEP_END)
@@ -589,7 +590,7 @@ int cmd_step(int argc, char **argv)
 	}
 	rd_bp_attach(st.tr.pid, st.tr.memfd);
 	rd_bp_file_bytes(file_bytes, &st);
-	ret = load_modules(&st);
+	ret = rd_step_load_modules(&st);
 	if (ret < 0)
 		rd_warn("reading the modules of process %d: %s (sections only from rseq_cs)",
 			st.tr.pid, strerror(-ret));
@@ -605,29 +606,29 @@ int cmd_step(int argc, char **argv)
 		goto out;
 	ret = st.end ? EXIT_OK : step_loop(&st);
 	fflush(stdout);
-	print_summary(&st);
-	until_missing = !ret && st.until_places.spec && !spec_is_place(st.o.until) &&
+	rd_step_print_summary(&st);
+	until_missing = !ret && st.until_places.spec && !rd_step_spec_is_place(st.o.until) &&
 			!st.until_places.seen && !strcmp(st.end, "exited");
 out:
 	fflush(stdout);
-	check_output();
-	finish_tracee(&st, st.o.detach);
+	rd_step_check_output();
+	rd_step_finish_tracee(&st, st.o.detach);
 	print_end(&st, st.o.detach);
 	fflush(stdout);
-	check_output();
-	if (until_missing && !out_errno)
+	rd_step_check_output();
+	if (until_missing && !rd_step_out_errno)
 		ret = rd_error("--until: no function '%s' in process %d: the program ended without "
 			       "loading a module that has it (%zu modules searched)",
 			       st.o.until, st.tr.pid, st.mods.n);
-	if (out_errno)
+	if (rd_step_out_errno)
 		ret = rd_error(
-		    "writing the output: %s: breakpoints removed, %s", strerror(out_errno),
+		    "writing the output: %s: breakpoints removed, %s", strerror(rd_step_out_errno),
 		    st.tr.launched && !st.o.detach ? "program killed" : "program detached");
 	else if (got_signal && !rd.json)
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),
 			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
-	places_free(&from.p);
+	rd_step_places_free(&from.p);
 	stepper_free(&st);
 	return ret;
 }
