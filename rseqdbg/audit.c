@@ -766,7 +766,8 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 			ret = parse_fail_on(optarg, &o->fail_on);
 			break;
 		case 'p':
-			ret = rd_parse_pid("--pid", "process", optarg, &o->pid);
+			if (rd_parse_pid("--pid", "process", optarg, &o->pid))
+				ret = rd_error("%s", rd_errmsg());
 			o->have_pid = true;
 			break;
 		case OPT_SARIF:

@@ -92,7 +92,7 @@ static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 	case 'p':
 	case RD_FOPT_COMM:
 	case RD_FOPT_CGROUP:
-		return rd_filter_opt(&a->o, opt, arg);
+		return rd_filter_opt(&a->o, opt, arg) ? rd_error("%s", rd_errmsg()) : 0;
 	case O_LISTEN:
 		a->listen = arg;
 		return 0;

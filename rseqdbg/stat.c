@@ -148,7 +148,7 @@ int cmd_stat(int argc, char **argv)
 
 	/* The summary and, in JSON mode, an error object go to one stream: stderr or --output. */
 	if (rd_json_writer_to(stderr))
-		return EXIT_ERROR;
+		return rd_error("%s", rd_errmsg());
 	ret = parse_opts(argc, argv, &output, &top, &o);
 	if (ret)
 		return ret < 0 ? rd_opt_exit(ret) : ret;
@@ -159,7 +159,7 @@ int cmd_stat(int argc, char **argv)
 	if (output) {
 		out = rd_output_open(output);
 		if (!out)
-			return EXIT_ERROR;
+			return rd_error("%s", rd_errmsg());
 	}
 	ret = rd_tracer_start(&o, &f, argv + optind, &child, &t);
 	if (ret) {
@@ -176,7 +176,10 @@ int cmd_stat(int argc, char **argv)
 		code = status;
 out:
 	rd_tracer_free(t);
-	if (out != stderr && rd_output_close(out, output, stderr) && !code)
-		code = EXIT_ERROR;
+	if (out != stderr && rd_output_close(out, output, stderr)) {
+		rd_error("%s", rd_errmsg());
+		if (!code)
+			code = EXIT_ERROR;
+	}
 	return code;
 }

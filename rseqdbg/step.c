@@ -345,7 +345,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			if (rd_parse_pid(c == 'p' ? "--pid" : "--tid",
 					 c == 'p' ? "process" : "thread", optarg,
 					 c == 'p' ? &o->pid : &o->tid))
-				return EXIT_ERROR;
+				return rd_error("%s", rd_errmsg());
 			break;
 		case OPT_FROM:
 			o->from = optarg;
@@ -544,7 +544,7 @@ static int step_loop(struct stepper *st)
 		}
 		s = rd_step_once(st);
 		if (s == STEP_ERR)
-			return EXIT_ERROR;
+			return rd_error("%s", rd_errmsg());
 		if (s == STEP_END)
 			break;
 	}

@@ -149,7 +149,7 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 	case 't':
 	case RD_FOPT_COMM:
 	case RD_FOPT_CGROUP:
-		return rd_filter_opt(&a->o, opt, arg);
+		return rd_filter_opt(&a->o, opt, arg) ? rd_error("%s", rd_errmsg()) : 0;
 	case O_EVENTS:
 		if (parse_events(arg, &a->o.emit))
 			return rd_error(
@@ -321,7 +321,8 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
 		now = mono_ms();
 		if (next_ms && now >= next_ms) {
-			rd_out_summary(c, (int)a->top, false);
+			if (rd_out_summary(c, (int)a->top, false))
+				rd_error("%s", rd_errmsg());
 			next_ms += interval_ms;
 		}
 		if (a->duration && now - start_ms >= (uint64_t)(a->duration * 1000))
@@ -361,11 +362,12 @@ int cmd_trace(int argc, char **argv)
 	if (a.output) {
 		out = rd_output_open(a.output);
 		if (!out)
-			return EXIT_ERROR;
+			return rd_error("%s", rd_errmsg());
 	}
-	code = rd_out_init(&c, out);
-	if (code)
+	if (rd_out_init(&c, out)) {
+		code = rd_error("%s", rd_errmsg());
 		goto out;
+	}
 	ret = rd_tracer_start(&a.o, &f, cmd, &child, &c.t);
 	if (ret) {
 		rd_error("%s", rd_errmsg());
@@ -394,7 +396,7 @@ int cmd_trace(int argc, char **argv)
 	if (code == EXIT_OK && c.folded)
 		rd_out_folded(&c);
 	else if (code == EXIT_OK)
-		code = rd_out_summary(&c, (int)a.top, true);
+		code = rd_out_summary(&c, (int)a.top, true) ? rd_error("%s", rd_errmsg()) : EXIT_OK;
 	if (code == EXIT_OK && c.write_err)
 		code = rd_error("writing %s failed: %s",
 				a.output ? a.output : "the standard output", strerror(c.write_err));
@@ -404,7 +406,10 @@ out:
 	unwatch_pids(&pw);
 	rd_out_free(&c);
 	rd_tracer_free(c.t);
-	if (out != stdout && rd_output_close(out, a.output, stdout) && code == EXIT_OK)
-		code = EXIT_ERROR;
+	if (out != stdout && rd_output_close(out, a.output, stdout)) {
+		rd_error("%s", rd_errmsg());
+		if (code == EXIT_OK)
+			code = EXIT_ERROR;
+	}
 	return code;
 }

@@ -32,7 +32,7 @@ static bool passage_keeps(uint64_t addr, void *arg)
 
 /* Breakpoints at the ways out of section s (its commit, its abort handler, its exits) and
  * at the other successors of the current instruction. 0, -ESRCH when the thread is gone, or
- * EXIT_ERROR (reported) with none planted. */
+ * another -errno (rd_errmsg() says where) with none planted. */
 static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const uint64_t *other,
 		       size_t nother, bool retries)
 {
@@ -80,9 +80,10 @@ static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const
 	/* Killed meanwhile: its memory is gone (EIO), which is the end, not an error. */
 	if (rd_pt_getregs(st->cur_tid, &regs) < 0)
 		return -ESRCH;
-	return rd_error("cannot plant a breakpoint at %#" PRIx64
-			" %s, around the section at %#" PRIx64 ": %s",
-			bp, rd_step_place(st, bp), s->start, rd_step_plant_error(ret));
+	rd_seterr("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#" PRIx64
+		  ": %s",
+		  bp, rd_step_place(st, bp), s->start, rd_step_plant_error(ret));
+	return ret;
 }
 
 /* Asked to quit during a passage: stop the thread where it is; it is not inside a section we

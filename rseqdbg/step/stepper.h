@@ -161,7 +161,7 @@ enum how {
 enum step_status {
 	STEP_OK,
 	STEP_END, /* the end: st->end says why */
-	STEP_ERR,
+	STEP_ERR, /* rd_errmsg() says what went wrong; the command reports it */
 };
 
 /* Why our output could not be written (a closed pipe: SIGPIPE is ignored); 0 while it can. */

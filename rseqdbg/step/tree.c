@@ -411,9 +411,9 @@ enum step_status rd_step_tree_run(struct stepper *st, const struct rd_insn *root
 	st->regs = regs;
 	st->regs_valid = k >= 0 && !quit && !sig;
 	if (k < 0) {
-		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
-			 "instructions",
-			 st->cur_tid, rd_arch_pc(&regs), rd_step_place(st, rd_arch_pc(&regs)));
+		rd_seterr("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
+			  "instructions",
+			  st->cur_tid, rd_arch_pc(&regs), rd_step_place(st, rd_arch_pc(&regs)));
 		return STEP_ERR;
 	}
 	account_path(st, root, k, rd_step_now_ns() - t0);
