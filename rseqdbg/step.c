@@ -87,7 +87,8 @@ static void bp_gone(uint64_t addr)
 	rd_bp_remove(addr);
 }
 
-/* Plant a breakpoint at each place --from names now that is not yet one. */
+/* Plant a breakpoint at each place --from names now that is not yet one: 0, or -errno
+ * (rd_errmsg()). */
 static int from_plant(struct stepper *st, struct from *f)
 {
 	unsigned long long num;
@@ -97,16 +98,20 @@ static int from_plant(struct stepper *st, struct from *f)
 	if (rd_parse_u64(st->o.from, &num)) {
 		rd_step_places_free(&f->p);
 		f->p.v = calloc(1, sizeof(*f->p.v));
-		if (!f->p.v)
-			return rd_error("--from: out of memory");
+		if (!f->p.v) {
+			rd_seterr("--from: out of memory");
+			return -ENOMEM;
+		}
 		f->p.v[0].addr = num;
 		f->p.n = 1;
 		f->p.seen = true;
 		first = 0;
 	} else {
 		first = rd_step_places_update(st, &f->p, bp_gone);
-		if (first < 0)
-			return rd_error("--from: out of memory");
+		if (first < 0) {
+			rd_seterr("--from: out of memory");
+			return first;
+		}
 	}
 	for (size_t i = (size_t)first; i < f->p.n; i++) {
 		uint64_t a = f->p.v[i].addr;
@@ -114,9 +119,11 @@ static int from_plant(struct stepper *st, struct from *f)
 		if (rd_bp_planted(a))
 			continue;
 		ret = rd_bp_plant(a);
-		if (ret < 0)
-			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
-					rd_step_plant_error(ret));
+		if (ret < 0) {
+			rd_seterr("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
+				  rd_step_plant_error(ret));
+			return ret;
+		}
 		s = rd_step_sec_find(st, a);
 		if (s)
 			rd_warn("--from %s (%#" PRIx64
@@ -178,7 +185,9 @@ static void rendezvous_passed(struct stepper *st, struct from *f)
 	release_waiting(st);
 }
 
-/* Run everything at full speed to a breakpoint of f; the thread that hits it is ours. */
+/* Run everything at full speed to a breakpoint of f; the thread that hits it is ours. 0 with
+ * it current, or with st->end set when the program exited or we were asked to quit first;
+ * -errno (rd_errmsg()) on failure. */
 static int run_to(struct stepper *st, struct from *f)
 {
 	struct rd_event ev;
@@ -192,16 +201,22 @@ static int run_to(struct stepper *st, struct from *f)
 			rd_pt_cont(&st->tr, &st->tr.t[i], 0);
 	for (;;) {
 		ret = rd_pt_wait(&st->tr, &ev, 0);
-		if (ret < 0)
-			return rd_error("waiting for process %d: %s", st->tr.pid, strerror(-ret));
+		if (ret < 0) {
+			rd_seterr("waiting for process %d: %s", st->tr.pid, strerror(-ret));
+			return ret;
+		}
 		if (ev.kind == RD_EV_NONE) {
-			if (rd_pt_quit)
-				return -EINTR;
+			if (rd_pt_quit) {
+				st->end = "interrupted";
+				return 0;
+			}
 			continue;
 		}
 		if (ev.kind == RD_EV_EXITED) {
-			if (st->tr.exited)
-				return -ESRCH;
+			if (st->tr.exited) {
+				st->end = "exited";
+				return 0;
+			}
 			if (ev.tid == f->over)
 				rendezvous_passed(st, f);
 			continue;
@@ -431,37 +446,45 @@ static int stepper_init(struct stepper *st)
 	st->dcache = calloc(DCACHE, sizeof(*st->dcache));
 	st->last_store = true;
 	rd_step_tree_env_init(st);
-	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0)
-		return rd_error("cannot set up the instruction decoder (capstone)");
+	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0) {
+		rd_seterr("cannot set up the instruction decoder (capstone)");
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 /* --until and --from as addresses. A number or FILE:LINE is resolved before running anything,
  * so a bad one leaves the program untouched; a function name is looked for again as modules
- * are mapped, and is an error only when the program ends without one that has it. */
+ * are mapped, and is an error only when the program ends without one that has it. 0, or
+ * -errno (rd_errmsg()). */
 static int resolve_targets(struct stepper *st, struct from *f)
 {
 	unsigned long long num;
+	int err;
 
 	if (st->o.until && rd_parse_u64(st->o.until, &num)) {
 		st->until_addr = num;
 	} else if (st->o.until) {
 		st->until_places.spec = st->o.until;
 		rd_step_until_update(st);
-		if (!st->until_places.n && rd_step_spec_is_place(st->o.until))
-			return rd_error("--until: no code at '%s' in process %d (%zu modules "
-					"searched)",
-					st->o.until, st->tr.pid, st->mods.n);
+		if (!st->until_places.n && rd_step_spec_is_place(st->o.until)) {
+			rd_seterr("--until: no code at '%s' in process %d (%zu modules searched)",
+				  st->o.until, st->tr.pid, st->mods.n);
+			return -ENOENT;
+		}
 	}
 	if (!st->o.from)
 		return 0;
 	f->named = !rd_step_spec_is_place(st->o.from);
 	f->p.spec = st->o.from;
-	if (from_plant(st, f))
-		return EXIT_ERROR;
-	if (!f->p.n && !f->named)
-		return rd_error("--from: no code at '%s' in process %d (%zu modules searched)",
-				st->o.from, st->tr.pid, st->mods.n);
+	err = from_plant(st, f);
+	if (err)
+		return err;
+	if (!f->p.n && !f->named) {
+		rd_seterr("--from: no code at '%s' in process %d (%zu modules searched)",
+			  st->o.from, st->tr.pid, st->mods.n);
+		return -ENOENT;
+	}
 	plant_rendezvous(st, f);
 	if (!f->p.n && !st->tr.launched)
 		rd_warn(
@@ -482,7 +505,7 @@ static void lock_others(struct stepper *st, pid_t stepped)
 
 /* Make the thread to step the current one, stopped: the first thread (a given --tid, else
  * the main thread), or with --from the first thread to reach it. st->end is set when it
- * ends here without an error. */
+ * ends here without an error. 0, or -errno (rd_errmsg()). */
 static int start(struct stepper *st, struct from *f)
 {
 	pid_t first = st->o.tid ? st->o.tid : st->tr.pid;
@@ -501,38 +524,38 @@ static int start(struct stepper *st, struct from *f)
 	st->in_exec = st->tr.launched && !st->o.from;
 	if (!st->o.from) {
 		t = rd_pt_thread(&st->tr, first);
-		if (!t || t->state != RD_T_STOPPED)
-			return rd_error(t && t->state == RD_T_GONE
-					    ? "thread %d exited before it stopped"
-					    : "thread %d did not stop",
-					first);
+		if (!t || t->state != RD_T_STOPPED) {
+			rd_seterr(t && t->state == RD_T_GONE ? "thread %d exited before it stopped"
+							     : "thread %d did not stop",
+				  first);
+			return -ESRCH;
+		}
 		rd_step_set_cur(st, t);
 		return 0;
 	}
 	ret = run_to(st, f);
-	if (ret == -EINTR) {
-		st->end = "interrupted";
-		return 0;
-	}
-	if (ret == -ESRCH) {
-		st->end = "exited";
-		if (!f->p.seen)
-			return rd_error(
-			    "--from: no function '%s' in process %d: the program ended "
-			    "without loading a module that has it (%zu modules searched)",
-			    st->o.from, st->tr.pid, st->mods.n);
-		return rd_error("--from: the program ended before reaching '%s'", st->o.from);
-	}
 	if (ret)
 		return ret;
+	if (st->end && !strcmp(st->end, "exited")) {
+		if (!f->p.seen)
+			rd_seterr("--from: no function '%s' in process %d: the program ended "
+				  "without loading a module that has it (%zu modules searched)",
+				  st->o.from, st->tr.pid, st->mods.n);
+		else
+			rd_seterr("--from: the program ended before reaching '%s'", st->o.from);
+		return -ESRCH;
+	}
+	if (st->end)
+		return 0; /* interrupted */
 	if (st->o.lock_others)
 		lock_others(st, st->cur_tid);
 	clock_gettime(CLOCK_MONOTONIC, &st->t0);
 	return 0;
 }
 
-/* Step until the count, an end, an error or a request to quit. */
-static int step_loop(struct stepper *st)
+/* Step until the count, an end, an error (STEP_ERR, rd_errmsg() says why) or a request to
+ * quit. */
+static enum step_status step_loop(struct stepper *st)
 {
 	st->end = "count";
 	while (!st->o.count || st->steps < st->o.count) {
@@ -544,11 +567,11 @@ static int step_loop(struct stepper *st)
 		}
 		s = rd_step_once(st);
 		if (s == STEP_ERR)
-			return rd_error("%s", rd_errmsg());
+			return STEP_ERR;
 		if (s == STEP_END)
 			break;
 	}
-	return EXIT_OK;
+	return STEP_END;
 }
 
 /* The bytes of the file mapped at addr, as loaded (see rd_bp_file_bytes). */
@@ -577,7 +600,7 @@ int cmd_step(int argc, char **argv)
 		return ret;
 	if (stepper_init(&st) < 0) {
 		stepper_free(&st);
-		return EXIT_ERROR;
+		return rd_error("%s", rd_errmsg());
 	}
 	install_handlers();
 	if (st.o.argv)
@@ -598,13 +621,11 @@ int cmd_step(int argc, char **argv)
 		ret = rd_error("--tid %d: no such thread in process %d", st.o.tid, st.tr.pid);
 		goto out;
 	}
-	ret = resolve_targets(&st, &from);
-	if (ret)
+	if (resolve_targets(&st, &from) || start(&st, &from)) {
+		ret = rd_error("%s", rd_errmsg());
 		goto out;
-	ret = start(&st, &from);
-	if (ret)
-		goto out;
-	ret = st.end ? EXIT_OK : step_loop(&st);
+	}
+	ret = !st.end && step_loop(&st) == STEP_ERR ? rd_error("%s", rd_errmsg()) : EXIT_OK;
 	fflush(stdout);
 	rd_step_print_summary(&st);
 	until_missing = !ret && st.until_places.spec && !rd_step_spec_is_place(st.o.until) &&

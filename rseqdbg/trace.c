@@ -307,7 +307,7 @@ static bool pids_ended(struct pid_watch *pw)
 }
 
 /* Poll until Ctrl-C, --duration, the end of the command or of the -p processes; *status: the
- * command's. */
+ * command's. 0, or -errno (rd_errmsg()) when polling failed. */
 static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spawn *child,
 	       struct pid_watch *pw, int *status)
 {
@@ -317,8 +317,10 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 
 	while (!rd_tracer_stop) {
 		ret = rd_tracer_poll(c->t, 100, rd_out_event, c);
-		if (ret < 0)
-			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
+		if (ret < 0) {
+			rd_seterr("polling the ring buffer failed: %s", strerror(-ret));
+			return ret;
+		}
 		now = mono_ms();
 		if (next_ms && now >= next_ms) {
 			if (rd_out_summary(c, (int)a->top, false))
@@ -335,7 +337,7 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 		if (pids_ended(pw))
 			break;
 	}
-	return EXIT_OK;
+	return 0;
 }
 
 int cmd_trace(int argc, char **argv)
@@ -382,7 +384,7 @@ int cmd_trace(int argc, char **argv)
 		rd_tracer_learn_pid(c.t, a.pids[i]);
 	if (!cmd)
 		watch_pids(&pw, a.pids, a.o.npids);
-	code = run(&a, &c, &child, &pw, &status);
+	code = run(&a, &c, &child, &pw, &status) ? rd_error("%s", rd_errmsg()) : EXIT_OK;
 	/* Processes held at their exec go on, and the notices still queued are read while the
 	 * output is open: rd_tracer_free would otherwise read them after the summary. */
 	rd_tracer_unhold(c.t);
