@@ -1450,10 +1450,17 @@ static int select_checks(struct ctx *c)
 	return 0;
 }
 
-static bool any_on(const struct ctx *c, int lo, int hi)
+/* The checks of a section's own code, which need its instructions decoded. Named one by one:
+ * where a check sits in enum check_id says nothing about what it reads. */
+static const enum check_id code_checks[] = {
+    C_PC_BOUNDARY, C_ABORT_BOUNDARY,  C_CALL,	   C_SYSCALL,	  C_TRAP,      C_RET,
+    C_SP_WRITE,	   C_UNDECLARED_EXIT, C_JUMP_INTO, C_SPANS_FUNCS, C_NO_COMMIT,
+};
+
+static bool any_on(const struct ctx *c, const enum check_id *ids, size_t n)
 {
-	for (int i = lo; i <= hi; i++)
-		if (c->on[i])
+	for (size_t i = 0; i < n; i++)
+		if (c->on[ids[i]])
 			return true;
 	return false;
 }
@@ -1480,8 +1487,8 @@ int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 	err = exec_ranges(&c);
 	if (err)
 		goto out;
-	if ((n && any_on(&c, C_PC_BOUNDARY, C_NO_COMMIT)) || c.on[C_ORPHAN_SIG] ||
-	    c.on[C_NO_EXIT_ARRAY]) {
+	if ((n && any_on(&c, code_checks, sizeof(code_checks) / sizeof(code_checks[0]))) ||
+	    c.on[C_ORPHAN_SIG] || c.on[C_NO_EXIT_ARRAY]) {
 		err = elfscan_decoder_for(es, &c.dec);
 		if (err == -EOPNOTSUPP)
 			snprintf(c.a->note, sizeof(c.a->note), "%s", elfscan_errmsg());

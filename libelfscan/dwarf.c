@@ -789,7 +789,7 @@ static struct es_dwarf *lines_get(struct elfscan *es)
 	merge_units(dw);
 	return dw;
 nomem:
-	es_err(ENOMEM, "%s: out of memory reading the line table", es->path);
+	es_err(ENOMEM, "out of memory reading the line table");
 	free(dw->lines);
 	dw->lines = NULL;
 	dw->nlines = 0;
@@ -1084,7 +1084,7 @@ static struct es_dwarf *funcs_get(struct elfscan *es)
 					 : dw->funcs[i].hi;
 	return dw;
 nomem:
-	es_err(ENOMEM, "%s: out of memory reading DWARF subprograms", es->path);
+	es_err(ENOMEM, "out of memory reading DWARF subprograms");
 	free(dw->funcs);
 	dw->funcs = NULL;
 	dw->nfuncs = 0;

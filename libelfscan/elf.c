@@ -38,9 +38,9 @@ static int check_ident(struct elfscan *es)
 	size_t ehsz;
 
 	if (es->size == 0)
-		return es_ferr(es, EINVAL, "empty file");
+		return es_err(EINVAL, "empty file");
 	if (es->size < SELFMAG || memcmp(p, ELFMAG, SELFMAG) != 0)
-		return es_ferr(es, EINVAL, "not an ELF file (no \\177ELF magic at offset 0)");
+		return es_err(EINVAL, "not an ELF file (no \\177ELF magic at offset 0)");
 	if (es->size < EI_NIDENT) {
 		/* The magic is there: the file was cut short, say how much the header needs. */
 		if (es->size > EI_CLASS && p[EI_CLASS] == ELFCLASS32)
@@ -48,24 +48,23 @@ static int check_ident(struct elfscan *es)
 		else if (es->size > EI_CLASS && p[EI_CLASS] == ELFCLASS64)
 			ehsz = sizeof(Elf64_Ehdr);
 		else
-			return es_ferr(
-			    es, EINVAL,
+			return es_err(
+			    EINVAL,
 			    "truncated ELF header (file size 0x%zx, header needs 0x%zx or 0x%zx)",
 			    es->size, sizeof(Elf32_Ehdr), sizeof(Elf64_Ehdr));
-		return es_ferr(es, EINVAL,
-			       "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
-			       es->size, ehsz);
+		return es_err(EINVAL, "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
+			      es->size, ehsz);
 	}
 	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
-		return es_ferr(es, EINVAL, "unknown ELF class %u at offset 0x%x (expected 1 or 2)",
-			       p[EI_CLASS], EI_CLASS);
+		return es_err(EINVAL, "unknown ELF class %u at offset 0x%x (expected 1 or 2)",
+			      p[EI_CLASS], EI_CLASS);
 	if (p[EI_DATA] != ELFDATA2LSB && p[EI_DATA] != ELFDATA2MSB)
-		return es_ferr(es, EINVAL,
-			       "unknown ELF data encoding %u at offset 0x%x (expected 1 or 2)",
-			       p[EI_DATA], EI_DATA);
+		return es_err(EINVAL,
+			      "unknown ELF data encoding %u at offset 0x%x (expected 1 or 2)",
+			      p[EI_DATA], EI_DATA);
 	if (p[EI_VERSION] != EV_CURRENT)
-		return es_ferr(es, EINVAL, "unknown ELF version %u at offset 0x%x (expected 1)",
-			       p[EI_VERSION], EI_VERSION);
+		return es_err(EINVAL, "unknown ELF version %u at offset 0x%x (expected 1)",
+			      p[EI_VERSION], EI_VERSION);
 	return 0;
 }
 
@@ -88,9 +87,8 @@ static int check_header(struct elfscan *es)
 	shsz = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
 	phsz = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
 	if (es->size < ehsz)
-		return es_ferr(es, EINVAL,
-			       "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
-			       es->size, ehsz);
+		return es_err(EINVAL, "truncated ELF header (file size 0x%zx, header needs 0x%zx)",
+			      es->size, ehsz);
 
 	if (is64) {
 		phoff = es_load(es, p + 32, 8);
@@ -112,13 +110,12 @@ static int check_header(struct elfscan *es)
 
 	if (shoff) {
 		if (shentsize != shsz)
-			return es_ferr(es, EINVAL, "e_shentsize is %u (expected %zu)", shentsize,
-				       shsz);
+			return es_err(EINVAL, "e_shentsize is %u (expected %zu)", shentsize, shsz);
 		if (shoff > es->size || es->size - shoff < shsz)
-			return es_ferr(es, EINVAL,
-				       "section header table at offset 0x%llx extends past end of "
-				       "file (size 0x%zx)",
-				       (unsigned long long)shoff, es->size);
+			return es_err(EINVAL,
+				      "section header table at offset 0x%llx extends past end of "
+				      "file (size 0x%zx)",
+				      (unsigned long long)shoff, es->size);
 		/* Extended numbering: the real counts live in section header 0. */
 		if (shnum == 0)
 			shnum =
@@ -126,8 +123,8 @@ static int check_header(struct elfscan *es)
 		if (shstrndx == SHN_XINDEX) {
 			shstrndx = es_load(es, p + shoff + (is64 ? 40 : 24), 4);
 			if (!shstrndx)
-				return es_ferr(
-				    es, EINVAL,
+				return es_err(
+				    EINVAL,
 				    "e_shstrndx is SHN_XINDEX but section 0's sh_link, which then "
 				    "holds the section name table index, is 0");
 		}
@@ -136,43 +133,41 @@ static int check_header(struct elfscan *es)
 		/* Extended numbering counts to 2^32 (2^64 in ELF64): libelf would allocate a
 		 * structure for each before a byte of them is checked. */
 		if (shnum > ES_MAX_HEADERS || phnum > ES_MAX_HEADERS)
-			return es_ferr(es, EFBIG,
-				       "section 0 at offset 0x%llx (extended numbering) gives %llu "
-				       "sections and %llu segments; expected at most %u of each",
-				       (unsigned long long)shoff, (unsigned long long)shnum,
-				       (unsigned long long)phnum, ES_MAX_HEADERS);
+			return es_err(EFBIG,
+				      "section 0 at offset 0x%llx (extended numbering) gives %llu "
+				      "sections and %llu segments; expected at most %u of each",
+				      (unsigned long long)shoff, (unsigned long long)shnum,
+				      (unsigned long long)phnum, ES_MAX_HEADERS);
 		if ((es->size - shoff) / shsz < shnum)
-			return es_ferr(es, EINVAL,
-				       "section header table at offset 0x%llx (%llu entries of %zu "
-				       "bytes) extends past end of file (size 0x%zx)",
-				       (unsigned long long)shoff, (unsigned long long)shnum, shsz,
-				       es->size);
+			return es_err(EINVAL,
+				      "section header table at offset 0x%llx (%llu entries of %zu "
+				      "bytes) extends past end of file (size 0x%zx)",
+				      (unsigned long long)shoff, (unsigned long long)shnum, shsz,
+				      es->size);
 		if (shnum && shstrndx >= shnum)
-			return es_ferr(
-			    es, EINVAL,
-			    "section name table index %llu is out of range (%llu sections)",
+			return es_err(
+			    EINVAL, "section name table index %llu is out of range (%llu sections)",
 			    (unsigned long long)shstrndx, (unsigned long long)shnum);
 		/* Without names no rseq table can be found: say so rather than find none. */
 		if (shnum > 1 && !shstrndx)
-			return es_ferr(
-			    es, EINVAL,
+			return es_err(
+			    EINVAL,
 			    "no section name table (e_shstrndx is 0) in a file of %llu sections",
 			    (unsigned long long)shnum);
 	} else if (shnum) {
-		return es_ferr(es, EINVAL, "e_shnum is %llu but e_shoff is 0",
-			       (unsigned long long)shnum);
+		return es_err(EINVAL, "e_shnum is %llu but e_shoff is 0",
+			      (unsigned long long)shnum);
 	}
 
 	if (phnum) {
 		if (phentsize != phsz)
-			return es_ferr(es, EINVAL, "e_phentsize is %u (expected %zu)", phentsize,
-				       phsz);
+			return es_err(EINVAL, "e_phentsize is %u (expected %zu)", phentsize, phsz);
 		if (phoff > es->size || (es->size - phoff) / phsz < phnum)
-			return es_ferr(es, EINVAL,
-				       "program header table at offset 0x%llx (%llu entries of %zu "
-				       "bytes) extends past end of file (size 0x%zx)",
-				       (unsigned long long)phoff, (unsigned long long)phnum, phsz,
-				       es->size);
+			return es_err(EINVAL,
+				      "program header table at offset 0x%llx (%llu entries of %zu "
+				      "bytes) extends past end of file (size 0x%zx)",
+				      (unsigned long long)phoff, (unsigned long long)phnum, phsz,
+				      es->size);
 	}
 	return 0;
 }
@@ -230,8 +225,8 @@ static int check_overlap(struct elfscan *es)
 	for (j = 1; str && has_bytes(str) && j < es->shnum; j++) {
 		if (j != es->shstrndx && has_bytes(&es->shdrs[j]) &&
 		    shares_bytes(str, &es->shdrs[j]))
-			return es_ferr(
-			    es, EINVAL,
+			return es_err(
+			    EINVAL,
 			    "the section name table [%zu] (offset 0x%llx size 0x%llx) and section "
 			    "[%zu] (offset 0x%llx size 0x%llx) overlap in the file",
 			    es->shstrndx, (unsigned long long)str->sh_offset,
@@ -241,7 +236,7 @@ static int check_overlap(struct elfscan *es)
 	}
 	v = calloc(es->shnum, sizeof(*v));
 	if (!v)
-		return es_ferr(es, ENOMEM, "out of memory for %zu section headers", es->shnum);
+		return es_err(ENOMEM, "out of memory for %zu section headers", es->shnum);
 	for (i = 1; i < es->shnum; i++)
 		if (has_bytes(&es->shdrs[i]))
 			v[n++] = &es->shdrs[i];
@@ -253,19 +248,19 @@ static int check_overlap(struct elfscan *es)
 
 		i = (size_t)(sh - es->shdrs);
 		if (sh->sh_offset < ehsz)
-			err = es_ferr(
-			    es, EINVAL, "section %s at offset 0x%llx overlaps the ELF header",
-			    sec_label(es, i, a, sizeof(a)), (unsigned long long)sh->sh_offset);
+			err = es_err(EINVAL, "section %s at offset 0x%llx overlaps the ELF header",
+				     sec_label(es, i, a, sizeof(a)),
+				     (unsigned long long)sh->sh_offset);
 		else if (sh->sh_offset < shend && shoff < end)
-			err = es_ferr(es, EINVAL,
-				      "section %s at offset 0x%llx size 0x%llx overlaps the "
-				      "section header table at 0x%llx",
-				      sec_label(es, i, a, sizeof(a)),
-				      (unsigned long long)sh->sh_offset,
-				      (unsigned long long)sh->sh_size, (unsigned long long)shoff);
+			err = es_err(EINVAL,
+				     "section %s at offset 0x%llx size 0x%llx overlaps the "
+				     "section header table at 0x%llx",
+				     sec_label(es, i, a, sizeof(a)),
+				     (unsigned long long)sh->sh_offset,
+				     (unsigned long long)sh->sh_size, (unsigned long long)shoff);
 		else if (prev && shares_bytes(prev, sh))
-			err = es_ferr(
-			    es, EINVAL,
+			err = es_err(
+			    EINVAL,
 			    "sections %s (offset 0x%llx size 0x%llx) and %s (offset 0x%llx size "
 			    "0x%llx) overlap in the file",
 			    sec_label(es, (size_t)(prev - es->shdrs), a, sizeof(a)),
@@ -281,9 +276,9 @@ static int check_overlap(struct elfscan *es)
 static int too_big(const struct elfscan *es, int err, size_t i, const GElf_Shdr *sh,
 		   const char *expected)
 {
-	return es_ferr(es, err, "section %s [%zu] at offset 0x%llx declares 0x%llx bytes; %s",
-		       es_secname(es, i), i, (unsigned long long)sh->sh_offset,
-		       (unsigned long long)sh->sh_size, expected);
+	return es_err(err, "section %s [%zu] at offset 0x%llx declares 0x%llx bytes; %s",
+		      es_secname(es, i), i, (unsigned long long)sh->sh_offset,
+		      (unsigned long long)sh->sh_size, expected);
 }
 
 /*
@@ -358,25 +353,23 @@ static int load_sections(struct elfscan *es)
 	int err;
 
 	if (elf_getshdrnum(es->elf, &es->shnum) || elf_getshdrstrndx(es->elf, &es->shstrndx))
-		return es_ferr(es, EINVAL, "cannot read the section header table: %s",
-			       elf_errmsg(-1));
+		return es_err(EINVAL, "cannot read the section header table: %s", elf_errmsg(-1));
 	if (!es->shnum)
 		return 0;
 	es->shdrs = calloc(es->shnum, sizeof(*es->shdrs));
 	es->secaddr = calloc(es->shnum, sizeof(*es->secaddr));
 	if (!es->shdrs || !es->secaddr)
-		return es_ferr(es, ENOMEM, "out of memory for %zu section headers", es->shnum);
+		return es_err(ENOMEM, "out of memory for %zu section headers", es->shnum);
 	if (es->shstrndx >= es->shnum)
-		return es_ferr(es, EINVAL,
-			       "section name table index %zu is out of range (%zu sections)",
-			       es->shstrndx, es->shnum);
+		return es_err(EINVAL, "section name table index %zu is out of range (%zu sections)",
+			      es->shstrndx, es->shnum);
 	if (es->shstrndx) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(elf_getscn(es->elf, es->shstrndx), &sh) ||
 		    sh.sh_type != SHT_STRTAB)
-			return es_ferr(es, EINVAL, "section name table [%zu] is not a string table",
-				       es->shstrndx);
+			return es_err(EINVAL, "section name table [%zu] is not a string table",
+				      es->shstrndx);
 	}
 
 	for (size_t i = 0; i < es->shnum; i++) {
@@ -384,23 +377,23 @@ static int load_sections(struct elfscan *es)
 		uint64_t a;
 
 		if (!gelf_getshdr(elf_getscn(es->elf, i), sh))
-			return es_ferr(es, EINVAL, "cannot read section header [%zu]: %s", i,
-				       elf_errmsg(-1));
+			return es_err(EINVAL, "cannot read section header [%zu]: %s", i,
+				      elf_errmsg(-1));
 		if (i && es->shstrndx && sh->sh_name &&
 		    !elf_strptr(es->elf, es->shstrndx, sh->sh_name))
-			return es_ferr(
-			    es, EINVAL,
+			return es_err(
+			    EINVAL,
 			    "section [%zu] name offset 0x%x is outside the section name table", i,
 			    sh->sh_name);
 		/* Every section but NOBITS ones: even an inactive one, lest a size it claims
 		 * be trusted anywhere. */
 		if (i && sh->sh_type != SHT_NOBITS &&
 		    (sh->sh_offset > es->size || es->size - sh->sh_offset < sh->sh_size))
-			return es_ferr(es, EINVAL,
-				       "section %s [%zu] at offset 0x%llx size 0x%llx extends past "
-				       "end of file (size 0x%zx)",
-				       es_secname(es, i), i, (unsigned long long)sh->sh_offset,
-				       (unsigned long long)sh->sh_size, es->size);
+			return es_err(EINVAL,
+				      "section %s [%zu] at offset 0x%llx size 0x%llx extends past "
+				      "end of file (size 0x%zx)",
+				      es_secname(es, i), i, (unsigned long long)sh->sh_offset,
+				      (unsigned long long)sh->sh_size, es->size);
 		err = i ? check_size(es, i, sh, &code) : 0;
 		if (err)
 			return err;
@@ -423,7 +416,7 @@ static int load_sections(struct elfscan *es)
 	}
 	return check_overlap(es);
 overflow:
-	return es_ferr(es, EINVAL, "allocated sections of the object exceed the address space");
+	return es_err(EINVAL, "allocated sections of the object exceed the address space");
 }
 
 static int load_segments(struct elfscan *es)
@@ -432,32 +425,31 @@ static int load_segments(struct elfscan *es)
 	size_t phnum;
 
 	if (elf_getphdrnum(es->elf, &phnum))
-		return es_ferr(es, EINVAL, "cannot read the program header table: %s",
-			       elf_errmsg(-1));
+		return es_err(EINVAL, "cannot read the program header table: %s", elf_errmsg(-1));
 	es->segs = calloc(phnum ? phnum : 1, sizeof(*es->segs));
 	if (!es->segs)
-		return es_ferr(es, ENOMEM, "out of memory for %zu program headers", phnum);
+		return es_err(ENOMEM, "out of memory for %zu program headers", phnum);
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(es->elf, (int)i, &ph))
-			return es_ferr(es, EINVAL, "cannot read program header [%zu]: %s", i,
-				       elf_errmsg(-1));
+			return es_err(EINVAL, "cannot read program header [%zu]: %s", i,
+				      elf_errmsg(-1));
 		if (ph.p_type == PT_INTERP)
 			es->has_interp = true;
 		if (ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_offset > es->size || es->size - ph.p_offset < ph.p_filesz)
-			return es_ferr(es, EINVAL,
-				       "segment [%zu] (PT_LOAD) at offset 0x%llx size 0x%llx "
-				       "extends past end of file (size 0x%zx)",
-				       i, (unsigned long long)ph.p_offset,
-				       (unsigned long long)ph.p_filesz, es->size);
+			return es_err(EINVAL,
+				      "segment [%zu] (PT_LOAD) at offset 0x%llx size 0x%llx "
+				      "extends past end of file (size 0x%zx)",
+				      i, (unsigned long long)ph.p_offset,
+				      (unsigned long long)ph.p_filesz, es->size);
 		/* Decoded and searched whole when the file has no section headers. */
 		code += ph.p_flags & PF_X ? ph.p_filesz : 0;
 		if (code > ES_MAX_CODE)
-			return es_ferr(
-			    es, EFBIG,
+			return es_err(
+			    EFBIG,
 			    "segment [%zu] (PT_LOAD, executable) at offset 0x%llx declares "
 			    "0x%llx bytes; expected at most 0x%llx bytes of code in all "
 			    "executable segments",
@@ -555,7 +547,7 @@ static int note_build_id(struct elfscan *es, const unsigned char *p, uint64_t le
 		    descsz > 0 && descsz <= 256) {
 			es->build_id = malloc(2 * descsz + 1);
 			if (!es->build_id)
-				return es_ferr(es, ENOMEM, "out of memory for the build-id");
+				return es_err(ENOMEM, "out of memory for the build-id");
 			for (uint64_t i = 0; i < descsz; i++)
 				snprintf(es->build_id + 2 * i, 3, "%02x", p[desc_off + i]);
 			return 0;
@@ -613,7 +605,7 @@ static int build_regions(struct elfscan *es)
 	es->regions = calloc(n ? n : 1, sizeof(*es->regions));
 	es->exec = calloc(n ? n : 1, sizeof(*es->exec));
 	if (!es->regions || !es->exec)
-		return es_ferr(es, ENOMEM, "out of memory for %zu regions", n);
+		return es_err(ENOMEM, "out of memory for %zu regions", n);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t addr, fsize, msize;
 		const unsigned char *data;
@@ -724,11 +716,11 @@ static int collect_tables(struct elfscan *es)
 			t->align = sh->sh_addralign;
 			t->entsize = sh->sh_entsize;
 			if (t->size > UINT64_MAX - t->addr)
-				return es_ferr(es, EINVAL,
-					       "section %s [%zu] at address 0x%llx size 0x%llx "
-					       "wraps around the address space",
-					       name, i, (unsigned long long)t->addr,
-					       (unsigned long long)t->size);
+				return es_err(EINVAL,
+					      "section %s [%zu] at address 0x%llx size 0x%llx "
+					      "wraps around the address space",
+					      name, i, (unsigned long long)t->addr,
+					      (unsigned long long)t->size);
 			/* Copied whole below: refuse a size no table of ES_MAX_ENTRIES has. */
 			ent = t->kind == ES_TAB_PTRS	   ? 8
 			      : t->kind == ES_TAB_EXITS	   ? 16
@@ -745,8 +737,8 @@ static int collect_tables(struct elfscan *es)
 			}
 			t->data = malloc(t->size ? t->size : 1);
 			if (!t->data)
-				return es_ferr(es, ENOMEM, "out of memory for section %s [%zu]",
-					       name, i);
+				return es_err(ENOMEM, "out of memory for section %s [%zu]", name,
+					      i);
 			memcpy(t->data, es->image + sh->sh_offset, t->size);
 		}
 		if (!pass) {
@@ -754,7 +746,7 @@ static int collect_tables(struct elfscan *es)
 			es->tab_by_addr = calloc(n ? n : 1, sizeof(*es->tab_by_addr));
 			es->tab_of = calloc(es->shnum ? es->shnum : 1, sizeof(*es->tab_of));
 			if (!es->tabs || !es->tab_by_addr || !es->tab_of)
-				return es_ferr(es, ENOMEM, "out of memory for %zu tables", n);
+				return es_err(ENOMEM, "out of memory for %zu tables", n);
 		}
 	}
 	for (size_t i = 0; i < es->ntabs; i++) {
@@ -831,11 +823,11 @@ static int es_load_image(struct elfscan *es)
 	if (err)
 		return err;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return es_ferr(es, EINVAL, "libelf is unusable: %s", elf_errmsg(-1));
+		return es_err(EINVAL, "libelf is unusable: %s", elf_errmsg(-1));
 	/* libelf only reads the image; the cast drops const for its prototype. */
 	es->elf = elf_memory((char *)es->image, es->size);
 	if (!es->elf || !gelf_getehdr(es->elf, &es->ehdr))
-		return es_ferr(es, EINVAL, "libelf cannot read the file: %s", elf_errmsg(-1));
+		return es_err(EINVAL, "libelf cannot read the file: %s", elf_errmsg(-1));
 	set_arch_name(es);
 
 	err = load_sections(es);
@@ -864,7 +856,7 @@ static struct elfscan *es_new(const char *path, const struct elfscan_opts *opts,
 	struct elfscan *es;
 
 	if (opts && opts->sz < sizeof(opts->sz)) {
-		*err = es_err(EINVAL, "%s: elfscan_opts.sz is %zu (expected %zu)", path, opts->sz,
+		*err = es_err(EINVAL, "elfscan_opts.sz is %zu (expected %zu)", opts->sz,
 			      sizeof(*opts));
 		return NULL;
 	}
@@ -889,7 +881,7 @@ static struct elfscan *es_new(const char *path, const struct elfscan_opts *opts,
 	return es;
 nomem:
 	elfscan_close(es);
-	*err = es_err(ENOMEM, "%s: out of memory", path);
+	*err = es_err(ENOMEM, "out of memory");
 	return NULL;
 }
 
@@ -900,10 +892,10 @@ int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opt
 	int err = 0;
 
 	if (!res)
-		return es_err(EINVAL, "<memory>: no result pointer");
+		return es_err(EINVAL, "no result pointer");
 	*res = NULL;
 	if (!buf && len)
-		return es_err(EINVAL, "<memory>: NULL buffer of %zu bytes", len);
+		return es_err(EINVAL, "NULL buffer of %zu bytes", len);
 	es = es_new("<memory>", opts, &err);
 	if (!es)
 		return err;
@@ -913,8 +905,7 @@ int elfscan_open_mem(const void *buf, size_t len, const struct elfscan_opts *opt
 		es->copy = malloc(len);
 		if (!es->copy) {
 			elfscan_close(es);
-			return es_err(ENOMEM, "<memory>: out of memory for a copy of %zu bytes",
-				      len);
+			return es_err(ENOMEM, "out of memory for a copy of %zu bytes", len);
 		}
 		memcpy(es->copy, buf, len);
 	}
@@ -942,19 +933,18 @@ static int read_small(struct elfscan *es, int fd, size_t size)
 
 	es->copy = malloc(size);
 	if (!es->copy)
-		return es_err(ENOMEM, "%s: out of memory for %zu bytes", es->path, size);
+		return es_err(ENOMEM, "out of memory for %zu bytes", size);
 	while (done < size) {
 		n = pread(fd, es->copy + done, size - done, done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			n = errno;
-			return es_err(n, "%s: cannot read: %s", es->path, strerror(n));
+			return es_err(n, "cannot read: %s", strerror(n));
 		}
 		if (n == 0)
-			return es_err(EIO,
-				      "%s: file shrank to %zu bytes while reading (expected %zu)",
-				      es->path, done, size);
+			return es_err(EIO, "file shrank to %zu bytes while reading (expected %zu)",
+				      done, size);
 		done += n;
 	}
 	es->image = es->copy;
@@ -1086,28 +1076,27 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = errno;
-		return es_err(err, "%s: cannot open: %s", path, strerror(err));
+		return es_err(err, "cannot open: %s", strerror(err));
 	}
 	if (fstat(fd, &st)) {
 		err = errno;
-		err = es_err(err, "%s: cannot stat: %s", path, strerror(err));
+		err = es_err(err, "cannot stat: %s", strerror(err));
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		err = es_err(EISDIR, "%s: is a directory, not an ELF file", path);
+		err = es_err(EISDIR, "is a directory, not an ELF file");
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err = es_err(EINVAL, "%s: not a regular file", path);
+		err = es_err(EINVAL, "not a regular file");
 		goto out;
 	}
 	if (st.st_size == 0) {
-		err = es_err(EINVAL, "%s: empty file", path);
+		err = es_err(EINVAL, "empty file");
 		goto out;
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
-		err = es_err(EFBIG, "%s: file too large to map (%lld bytes)", path,
-			     (long long)st.st_size);
+		err = es_err(EFBIG, "file too large to map (%lld bytes)", (long long)st.st_size);
 		goto out;
 	}
 	es = es_new(path, opts, &err);
@@ -1124,7 +1113,7 @@ int elfscan_open(const char *path, const struct elfscan_opts *opts, struct elfsc
 	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
 	if (map == MAP_FAILED) {
 		err = errno;
-		err = es_err(err, "%s: cannot map %zu bytes: %s", path, size, strerror(err));
+		err = es_err(err, "cannot map %zu bytes: %s", size, strerror(err));
 		goto out;
 	}
 	es->image = map;
@@ -1216,8 +1205,8 @@ int es_read(const struct elfscan *es, uint64_t addr, void *buf, size_t len)
 int elfscan_read(const struct elfscan *es, uint64_t addr, void *buf, size_t len)
 {
 	if (es_read(es, addr, buf, len))
-		return es_ferr(es, EFAULT, "0x%llx..0x%llx is not all in the file's loaded bytes",
-			       (unsigned long long)addr, (unsigned long long)(addr + len));
+		return es_err(EFAULT, "0x%llx..0x%llx is not all in the file's loaded bytes",
+			      (unsigned long long)addr, (unsigned long long)(addr + len));
 	return 0;
 }
 
@@ -1242,8 +1231,8 @@ int elfscan_offset_to_addr(const struct elfscan *es, uint64_t off, uint64_t *add
 			}
 		}
 	}
-	return es_ferr(es, ENOENT, "file offset 0x%llx is not mapped by any loadable segment",
-		       (unsigned long long)off);
+	return es_err(ENOENT, "file offset 0x%llx is not mapped by any loadable segment",
+		      (unsigned long long)off);
 }
 
 const char *elfscan_path(const struct elfscan *es)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The thread's last failure, for elfscan_errmsg(). */
+/* The thread's last failure, for elfscan_errmsg(). A message never names the file: the
+ * caller knows which one it opened and says so itself, once. */
 #include <stdio.h>
 
 #include "internal.h"
@@ -12,20 +13,6 @@ int es_err(int err, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	vsnprintf(last_err, sizeof(last_err), fmt, ap);
-	va_end(ap);
-	return -err;
-}
-
-int es_ferr(const struct elfscan *es, int err, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	n = snprintf(last_err, sizeof(last_err), "%s: ", es->path ? es->path : "<memory>");
-	if (n < 0 || (size_t)n >= sizeof(last_err))
-		return -err;
-	va_start(ap, fmt);
-	vsnprintf(last_err + n, sizeof(last_err) - n, fmt, ap);
 	va_end(ap);
 	return -err;
 }

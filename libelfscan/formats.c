@@ -63,8 +63,7 @@ static bool all_zero(const unsigned char *p, size_t n)
 
 static int too_many(const struct elfscan *es)
 {
-	return es_ferr(es, E2BIG, "more than %u rseq table entries; refusing to decode",
-		       ES_MAX_ENTRIES);
+	return es_err(E2BIG, "more than %u rseq table entries; refusing to decode", ES_MAX_ENTRIES);
 }
 
 /* Room for every entry is reserved up front (reserve()), so this cannot fail. */
@@ -99,8 +98,8 @@ static int reserve(struct elfscan *es, struct rawvec *rv, size_t *exit_cap)
 	rv->v = malloc((n ? n : 1) * sizeof(*rv->v));
 	es->exits = malloc((nexit ? nexit : 1) * sizeof(*es->exits));
 	if (!rv->v || !es->exits)
-		return es_ferr(es, ENOMEM, "out of memory for %llu table entries",
-			       (unsigned long long)(n + nexit));
+		return es_err(ENOMEM, "out of memory for %llu table entries",
+			      (unsigned long long)(n + nexit));
 	rv->cap = n;
 	*exit_cap = nexit;
 	return 0;
@@ -131,11 +130,11 @@ static int walk_rseq_cs(const struct elfscan *es, const struct es_tab *t, uint32
 		push(rv, &r);
 	}
 	if (off < t->size && !all_zero(t->data + off, t->size - off))
-		return es_ferr(es, EINVAL,
-			       "section %s [%zu] ends with a partial descriptor at 0x%llx (%llu "
-			       "bytes, expected 32)",
-			       t->name, t->ndx, (unsigned long long)(t->addr + off),
-			       (unsigned long long)(t->size - off));
+		return es_err(EINVAL,
+			      "section %s [%zu] ends with a partial descriptor at 0x%llx (%llu "
+			      "bytes, expected 32)",
+			      t->name, t->ndx, (unsigned long long)(t->addr + off),
+			      (unsigned long long)(t->size - off));
 	return 0;
 }
 
@@ -156,27 +155,26 @@ static int bad_slot(const struct elfscan *es, const struct es_tab *t, uint64_t s
 
 		if (!(sh->sh_flags & SHF_ALLOC) || ptr - es->secaddr[i] >= sh->sh_size)
 			continue;
-		return es_ferr(es, EINVAL,
-			       "section %s [%zu] slot at 0x%llx points to 0x%llx in section %s "
-			       "[%zu]%s, not to a 32-byte descriptor in __rseq_cs",
-			       t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr,
-			       es_secname(es, i), i,
-			       sh->sh_type == SHT_NOBITS ? " (SHT_NOBITS: no bytes in the file)"
-							 : "");
+		return es_err(EINVAL,
+			      "section %s [%zu] slot at 0x%llx points to 0x%llx in section %s "
+			      "[%zu]%s, not to a 32-byte descriptor in __rseq_cs",
+			      t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr,
+			      es_secname(es, i), i,
+			      sh->sh_type == SHT_NOBITS ? " (SHT_NOBITS: no bytes in the file)"
+							: "");
 	}
-	return es_ferr(es, EINVAL,
-		       "section %s [%zu] slot at 0x%llx points to 0x%llx, which no section holds "
-		       "(expected a descriptor in __rseq_cs)",
-		       t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr);
+	return es_err(EINVAL,
+		      "section %s [%zu] slot at 0x%llx points to 0x%llx, which no section holds "
+		      "(expected a descriptor in __rseq_cs)",
+		      t->name, t->ndx, (unsigned long long)slot, (unsigned long long)ptr);
 }
 
 static int walk_ptr_array(const struct elfscan *es, const struct es_tab *t, struct rawvec *rv)
 {
 	if (t->size % 8)
-		return es_ferr(
-		    es, EINVAL,
-		    "section %s [%zu] size 0x%llx is not a multiple of 8 (pointer slots)", t->name,
-		    t->ndx, (unsigned long long)t->size);
+		return es_err(EINVAL,
+			      "section %s [%zu] size 0x%llx is not a multiple of 8 (pointer slots)",
+			      t->name, t->ndx, (unsigned long long)t->size);
 	for (uint64_t off = 0; off < t->size; off += 8) {
 		/* 8-byte slots on every class: a 32-bit pointer sits in the low half. */
 		uint64_t ptr = es_load(es, t->data + off, 8);
@@ -202,10 +200,10 @@ static int walk_triples(const struct elfscan *es, const struct es_tab *t, unsign
 			uint32_t src, struct rawvec *rv)
 {
 	if (t->size % (3 * w))
-		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx is not a multiple of %u ({start, "
-			       "post_commit, abort} of %u-byte words)",
-			       t->name, t->ndx, (unsigned long long)t->size, 3 * w, w);
+		return es_err(EINVAL,
+			      "section %s [%zu] size 0x%llx is not a multiple of %u ({start, "
+			      "post_commit, abort} of %u-byte words)",
+			      t->name, t->ndx, (unsigned long long)t->size, 3 * w, w);
 	for (uint64_t off = 0; off < t->size; off += 3 * w) {
 		const unsigned char *p = t->data + off;
 		struct raw r = {.desc = t->addr + off, .site = t->addr + off, .src = src};
@@ -225,10 +223,10 @@ static int walk_triples(const struct elfscan *es, const struct es_tab *t, unsign
 static int walk_exits(struct elfscan *es, const struct es_tab *t, size_t cap)
 {
 	if (t->size % 16)
-		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx is not a multiple of 16 ({start_ip, "
-			       "exit_ip} entries)",
-			       t->name, t->ndx, (unsigned long long)t->size);
+		return es_err(EINVAL,
+			      "section %s [%zu] size 0x%llx is not a multiple of 16 ({start_ip, "
+			      "exit_ip} entries)",
+			      t->name, t->ndx, (unsigned long long)t->size);
 	for (uint64_t off = 0; off < t->size; off += 16) {
 		struct elfscan_exit *x;
 
@@ -287,11 +285,11 @@ static int table_layout(const struct elfscan *es, const struct es_tab *t, uint32
 	uint64_t ok18, n18, ok16, n16;
 
 	if (!fit18 && !fit16)
-		return es_ferr(es, EINVAL,
-			       "section %s [%zu] size 0x%llx fits neither 32-byte descriptors nor "
-			       "%llu-byte triples",
-			       t->name, t->ndx, (unsigned long long)t->size,
-			       (unsigned long long)e16);
+		return es_err(EINVAL,
+			      "section %s [%zu] size 0x%llx fits neither 32-byte descriptors nor "
+			      "%llu-byte triples",
+			      t->name, t->ndx, (unsigned long long)t->size,
+			      (unsigned long long)e16);
 	*src = fit18 ? ELFSCAN_SRC_TABLE_2018 : ELFSCAN_SRC_TABLE_2016;
 	if (fit18 != fit16)
 		return 0;
@@ -350,14 +348,14 @@ static int merge(struct elfscan *es, struct rawvec *rv)
 
 	err = es_sort(rv->v, rv->n, sizeof(*rv->v), cmp_raw);
 	if (err)
-		return es_ferr(es, -err, "out of memory sorting %zu table entries", rv->n);
+		return es_err(-err, "out of memory sorting %zu table entries", rv->n);
 	for (size_t i = 0; i < rv->n; i++)
 		if (!i || rv->v[i].desc != rv->v[i - 1].desc)
 			ngroups++;
 	es->cs = calloc(ngroups ? ngroups : 1, sizeof(*es->cs));
 	es->sites = calloc(rv->n ? rv->n : 1, sizeof(*es->sites));
 	if (!es->cs || !es->sites)
-		return es_ferr(es, ENOMEM, "out of memory for %zu sections", ngroups);
+		return es_err(ENOMEM, "out of memory for %zu sections", ngroups);
 
 	for (size_t i = 0; i < rv->n; i++) {
 		const struct raw *r = &rv->v[i];

@@ -105,11 +105,10 @@ struct elfscan {
 	bool dw_tried;
 };
 
-/* error.c: record the thread's last failure and return -err (err > 0). */
+/* error.c: record the thread's last failure and return -err (err > 0). The message says
+ * what is wrong and where in the file (section, offset, address), never the file's path:
+ * the caller names the file it opened. */
 int es_err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same, prefixed with the file's path. */
-int es_ferr(const struct elfscan *es, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* Byte-order aware loads and stores of the file's integers (p need not be aligned). */
 static inline uint64_t es_bswap(uint64_t v, unsigned int n, bool swap)

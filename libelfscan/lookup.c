@@ -96,10 +96,10 @@ int es_index(struct elfscan *es)
 
 	if (es_sort(es->cs, es->ncs, sizeof(*es->cs), cmp_cs) ||
 	    es_sort(es->exits, es->nexits, sizeof(*es->exits), cmp_exit))
-		return es_ferr(es, ENOMEM, "out of memory sorting %zu sections", es->ncs);
+		return es_err(ENOMEM, "out of memory sorting %zu sections", es->ncs);
 	es->maxend = calloc(es->ncs ? es->ncs : 1, sizeof(*es->maxend));
 	if (!es->maxend)
-		return es_ferr(es, ENOMEM, "out of memory for the index of %zu sections", es->ncs);
+		return es_err(ENOMEM, "out of memory for the index of %zu sections", es->ncs);
 	for (size_t i = 0; i < es->ncs; i++) {
 		struct elfscan_cs *cs = &es->cs[i];
 		size_t k = exit_lower_bound(es, cs->start_ip);

@@ -36,21 +36,20 @@ static int load_symtab(const struct elfscan *es, size_t relndx, size_t xndx, str
 	const GElf_Shdr *sh;
 
 	if (link == 0 || link >= es->shnum)
-		return es_ferr(
-		    es, EINVAL,
+		return es_err(
+		    EINVAL,
 		    "relocation section %s [%zu] links to symbol table [%zu], which does not exist",
 		    es_secname(es, relndx), relndx, link);
 	sh = &es->shdrs[link];
 	if (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM)
-		return es_ferr(es, EINVAL,
-			       "relocation section %s [%zu] links to section %s [%zu], which is "
-			       "not a symbol table",
-			       es_secname(es, relndx), relndx, es_secname(es, link), link);
+		return es_err(EINVAL,
+			      "relocation section %s [%zu] links to section %s [%zu], which is "
+			      "not a symbol table",
+			      es_secname(es, relndx), relndx, es_secname(es, link), link);
 	if (sh->sh_entsize != entsz)
-		return es_ferr(es, EINVAL,
-			       "symbol table %s [%zu] has sh_entsize %llu (expected %llu)",
-			       es_secname(es, link), link, (unsigned long long)sh->sh_entsize,
-			       (unsigned long long)entsz);
+		return es_err(EINVAL, "symbol table %s [%zu] has sh_entsize %llu (expected %llu)",
+			      es_secname(es, link), link, (unsigned long long)sh->sh_entsize,
+			      (unsigned long long)entsz);
 	st->ndx = link;
 	st->data = es->image + sh->sh_offset;
 	st->n = sh->sh_size / entsz;
@@ -72,8 +71,8 @@ static int sym_value(const struct elfscan *es, const struct symtab *st, uint64_t
 		return 0;
 	}
 	if (i >= st->n)
-		return es_ferr(
-		    es, EINVAL,
+		return es_err(
+		    EINVAL,
 		    "a relocation refers to symbol %llu, but symbol table %s [%zu] holds %llu",
 		    (unsigned long long)i, es_secname(es, st->ndx), st->ndx,
 		    (unsigned long long)st->n);
@@ -94,18 +93,18 @@ static int sym_value(const struct elfscan *es, const struct symtab *st, uint64_t
 	}
 	if (shndx == SHN_XINDEX) {
 		if (i >= st->nxndx)
-			return es_ferr(es, EINVAL,
-				       "symbol %llu of %s [%zu] has an extended section index but "
-				       "no SHT_SYMTAB_SHNDX entry",
-				       (unsigned long long)i, es_secname(es, st->ndx), st->ndx);
+			return es_err(EINVAL,
+				      "symbol %llu of %s [%zu] has an extended section index but "
+				      "no SHT_SYMTAB_SHNDX entry",
+				      (unsigned long long)i, es_secname(es, st->ndx), st->ndx);
 		shndx = es_load(es, st->xndx + 4 * i, 4);
 	}
 	if (shndx >= es->shnum)
-		return es_ferr(es, EINVAL,
-			       "symbol %llu of %s [%zu] is in section %llu, which does not exist "
-			       "(%zu sections)",
-			       (unsigned long long)i, es_secname(es, st->ndx), st->ndx,
-			       (unsigned long long)shndx, es->shnum);
+		return es_err(EINVAL,
+			      "symbol %llu of %s [%zu] is in section %llu, which does not exist "
+			      "(%zu sections)",
+			      (unsigned long long)i, es_secname(es, st->ndx), st->ndx,
+			      (unsigned long long)shndx, es->shnum);
 	/* In an object file a symbol's value is an offset in its section. */
 	*val = es->ehdr.e_type == ET_REL ? es->secaddr[shndx] + value : value;
 	return 0;
@@ -123,15 +122,15 @@ static int apply_section(struct elfscan *es, size_t ri, size_t xndx, struct es_t
 	const unsigned char *p = es->image + sh->sh_offset;
 
 	if (sh->sh_entsize != ent)
-		return es_ferr(es, EINVAL,
-			       "relocation section %s [%zu] has sh_entsize %llu (expected %llu)",
-			       es_secname(es, ri), ri, (unsigned long long)sh->sh_entsize,
-			       (unsigned long long)ent);
+		return es_err(EINVAL,
+			      "relocation section %s [%zu] has sh_entsize %llu (expected %llu)",
+			      es_secname(es, ri), ri, (unsigned long long)sh->sh_entsize,
+			      (unsigned long long)ent);
 	if (sh->sh_size % ent)
-		return es_ferr(es, EINVAL,
-			       "relocation section %s [%zu] size 0x%llx is not a multiple of %llu",
-			       es_secname(es, ri), ri, (unsigned long long)sh->sh_size,
-			       (unsigned long long)ent);
+		return es_err(EINVAL,
+			      "relocation section %s [%zu] size 0x%llx is not a multiple of %llu",
+			      es_secname(es, ri), ri, (unsigned long long)sh->sh_size,
+			      (unsigned long long)ent);
 
 	for (uint64_t k = 0, n = sh->sh_size / ent; k < n; k++, p += ent) {
 		uint64_t off = es_load(es, p, w), info = es_load(es, p + w, w);
@@ -159,19 +158,19 @@ static int apply_section(struct elfscan *es, size_t ri, size_t xndx, struct es_t
 			pos = off;
 		}
 		if (kind == ES_R_UNKNOWN)
-			return es_ferr(es, EINVAL,
-				       "relocation %llu in %s [%zu] at 0x%llx has type %llu, which "
-				       "%s does not use for table words (section %s [%zu])",
-				       (unsigned long long)k, es_secname(es, ri), ri,
-				       (unsigned long long)off, (unsigned long long)type,
-				       elfscan_arch_name(es), t->name, t->ndx);
+			return es_err(EINVAL,
+				      "relocation %llu in %s [%zu] at 0x%llx has type %llu, which "
+				      "%s does not use for table words (section %s [%zu])",
+				      (unsigned long long)k, es_secname(es, ri), ri,
+				      (unsigned long long)off, (unsigned long long)type,
+				      elfscan_arch_name(es), t->name, t->ndx);
 		if (pos > t->size || t->size - pos < width)
-			return es_ferr(es, EINVAL,
-				       "relocation %llu in %s [%zu] at 0x%llx writes %u bytes "
-				       "outside section %s [%zu] (size 0x%llx)",
-				       (unsigned long long)k, es_secname(es, ri), ri,
-				       (unsigned long long)off, width, t->name, t->ndx,
-				       (unsigned long long)t->size);
+			return es_err(EINVAL,
+				      "relocation %llu in %s [%zu] at 0x%llx writes %u bytes "
+				      "outside section %s [%zu] (size 0x%llx)",
+				      (unsigned long long)k, es_secname(es, ri), ri,
+				      (unsigned long long)off, width, t->name, t->ndx,
+				      (unsigned long long)t->size);
 		if (!rela) /* REL: the addend is the word in the file */
 			addend = es_load(es, es->image + es->shdrs[t->ndx].sh_offset + pos, width);
 		if (kind != ES_R_RELATIVE) {
@@ -214,8 +213,8 @@ static int check_relr(struct elfscan *es, const unsigned char *p, uint64_t size,
 	uint64_t where = 0;
 
 	if (size % w)
-		return es_ferr(es, EINVAL, "%s size 0x%llx is not a multiple of %u", what,
-			       (unsigned long long)size, w);
+		return es_err(EINVAL, "%s size 0x%llx is not a multiple of %u", what,
+			      (unsigned long long)size, w);
 	for (uint64_t off = 0; off < size; off += w) {
 		uint64_t e = es_load(es, p + off, w);
 		uint64_t addrs[8 * 8];
@@ -234,10 +233,10 @@ static int check_relr(struct elfscan *es, const unsigned char *p, uint64_t size,
 			struct es_tab *t = es_tab_at(es, addrs[i]);
 
 			if (t && t->size - (addrs[i] - t->addr) < w)
-				return es_ferr(es, EINVAL,
-					       "%s relocates 0x%llx, which straddles the end of "
-					       "section %s [%zu]",
-					       what, (unsigned long long)addrs[i], t->name, t->ndx);
+				return es_err(EINVAL,
+					      "%s relocates 0x%llx, which straddles the end of "
+					      "section %s [%zu]",
+					      what, (unsigned long long)addrs[i], t->name, t->ndx);
 		}
 	}
 	return 0;
@@ -261,8 +260,8 @@ int es_relocate(struct elfscan *es)
 			snprintf(what, sizeof(what), "section %s [%zu]", es_secname(es, i), i);
 			have_relr = true;
 			if (sh->sh_entsize != (uint64_t)es->wordsz)
-				err = es_ferr(es, EINVAL, "%s has sh_entsize %llu (expected %d)",
-					      what, (unsigned long long)sh->sh_entsize, es->wordsz);
+				err = es_err(EINVAL, "%s has sh_entsize %llu (expected %d)", what,
+					     (unsigned long long)sh->sh_entsize, es->wordsz);
 			else
 				err = check_relr(es, es->image + sh->sh_offset, sh->sh_size, what);
 			continue;
@@ -270,10 +269,10 @@ int es_relocate(struct elfscan *es)
 		if (sh->sh_type != SHT_REL && sh->sh_type != SHT_RELA)
 			continue;
 		if (sh->sh_info >= es->shnum) {
-			err = es_ferr(es, EINVAL,
-				      "relocation section %s [%zu] applies to section [%u], which "
-				      "does not exist (%zu sections)",
-				      es_secname(es, i), i, sh->sh_info, es->shnum);
+			err = es_err(EINVAL,
+				     "relocation section %s [%zu] applies to section [%u], which "
+				     "does not exist (%zu sections)",
+				     es_secname(es, i), i, sh->sh_info, es->shnum);
 			break;
 		}
 		if (!rel) {
@@ -288,14 +287,14 @@ int es_relocate(struct elfscan *es)
 	}
 	if (!err && !rel && es->has_dt_relr && es->dt_relrent &&
 	    es->dt_relrent != (uint64_t)es->wordsz)
-		return es_ferr(es, EINVAL, "DT_RELRENT is %llu (expected %d)",
-			       (unsigned long long)es->dt_relrent, es->wordsz);
+		return es_err(EINVAL, "DT_RELRENT is %llu (expected %d)",
+			      (unsigned long long)es->dt_relrent, es->wordsz);
 	if (!err && !rel && !have_relr && es->has_dt_relr && es->dt_relrsz) {
 		const unsigned char *p = es_loaded(es, es->dt_relr, es->dt_relrsz);
 
 		if (!p)
-			return es_ferr(
-			    es, EINVAL,
+			return es_err(
+			    EINVAL,
 			    "DT_RELR table at 0x%llx size 0x%llx is not in the file's loaded bytes",
 			    (unsigned long long)es->dt_relr, (unsigned long long)es->dt_relrsz);
 		err = check_relr(es, p, es->dt_relrsz, "DT_RELR table");

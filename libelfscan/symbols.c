@@ -128,7 +128,7 @@ static int read_table(struct elfscan *es, struct es_symtab *st, Elf_Scn *scn, GE
 	}
 	st->syms = calloc(count ? count : 1, sizeof(*st->syms));
 	if (!st->syms)
-		return es_err(ENOMEM, "%s: out of memory reading %zu symbols", es->path, count);
+		return es_err(ENOMEM, "out of memory reading %zu symbols", count);
 
 	for (i = 1; i < count; i++) {
 		struct es_sym *s = &st->syms[st->n];
@@ -179,7 +179,7 @@ static int build_index(struct elfscan *es, struct es_symtab *st)
 	st->maxend = calloc(st->n + 1, sizeof(*st->maxend));
 	st->allend = calloc(st->n + 1, sizeof(*st->allend));
 	if (!st->sized || !st->maxend || !st->allend)
-		return es_err(ENOMEM, "%s: out of memory indexing %zu symbols", es->path, st->n);
+		return es_err(ENOMEM, "out of memory indexing %zu symbols", st->n);
 	for (i = 0; i < st->n; i++) {
 		const struct es_sym *s = &st->syms[i];
 		uint64_t end = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
@@ -208,12 +208,12 @@ static struct es_symtab *symtab_get(struct elfscan *es)
 	if (es->syms)
 		return es->syms;
 	if (!es->elf) {
-		es_err(EINVAL, "%s: no ELF file to read symbols from", es->path);
+		es_err(EINVAL, "no ELF file to read symbols from");
 		return NULL;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st) {
-		es_err(ENOMEM, "%s: out of memory", es->path);
+		es_err(ENOMEM, "out of memory");
 		return NULL;
 	}
 	st->src = es->elf;
@@ -402,8 +402,7 @@ int elfscan_symbolize(struct elfscan *es, uint64_t addr, struct elfscan_loc *loc
 	else if (loc->file)
 		inline_chain(es, addr, loc);
 	if (!loc->func && !loc->file && !loc->section)
-		return es_err(ENOENT, "%s: no symbol or line information covers 0x%" PRIx64,
-			      es->path, addr);
+		return es_err(ENOENT, "no symbol or line information covers 0x%" PRIx64, addr);
 	return 0;
 }
 
@@ -413,7 +412,7 @@ int elfscan_func_range(struct elfscan *es, uint64_t addr, uint64_t *lo, uint64_t
 		return es_err(EINVAL, "no file to look 0x%" PRIx64 " up in", addr);
 	/* Without a symbol, the part of a DW_TAG_subprogram holding addr. */
 	if (!sym_for(es, addr, lo, hi) && !es_dwarf_func(es, addr, lo, hi))
-		return es_err(ENOENT, "%s: no function covers 0x%" PRIx64, es->path, addr);
+		return es_err(ENOENT, "no function covers 0x%" PRIx64, addr);
 	return 0;
 }
 
@@ -521,13 +520,13 @@ int elfscan_resolve(struct elfscan *es, const char *spec, uint64_t *addr)
 			free(file);
 			if (!err)
 				return 0;
-			return es_err(ENOENT, "%s: no code for line %s%s", es->path, spec,
+			return es_err(ENOENT, "no code for line %s%s", spec,
 				      elfscan_has_dwarf(es) ? "" : " (no DWARF line information)");
 		}
 	}
 	if (!resolve_symbol(es, spec, addr) || !es_dwarf_resolve_func(es, spec, addr))
 		return 0;
-	return es_err(ENOENT, "%s: no function named %s", es->path, spec);
+	return es_err(ENOENT, "no function named %s", spec);
 }
 
 static int addr_cmp(const void *a, const void *b)

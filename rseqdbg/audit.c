@@ -559,7 +559,6 @@ static void run_unit(struct run *r, const struct unit *u)
 /* A file that could not be audited: reported, and the run goes on with the next one. */
 static void run_error(struct run *r, const char *path, const char *msg)
 {
-	size_t plen = strlen(path);
 	bool json = rd.json;
 	char **nv;
 
@@ -574,9 +573,7 @@ static void run_error(struct run *r, const char *path, const char *msg)
 	if (!nv)
 		return;
 	r->errors = nv;
-	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-		nv[r->nerrors] = strdup(msg);
-	else if (asprintf(&nv[r->nerrors], "%s: %s", path, msg) < 0)
+	if (asprintf(&nv[r->nerrors], "%s: %s", path, msg) < 0)
 		nv[r->nerrors] = NULL;
 	if (nv[r->nerrors])
 		r->nerrors++;
@@ -769,7 +766,8 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 			ret = parse_fail_on(optarg, &o->fail_on);
 			break;
 		case 'p':
-			ret = rd_parse_pid("--pid", "process", optarg, &o->pid);
+			if (rd_parse_pid("--pid", "process", optarg, &o->pid))
+				ret = rd_error("%s", rd_errmsg());
 			o->have_pid = true;
 			break;
 		case OPT_SARIF:

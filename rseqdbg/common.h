@@ -32,8 +32,9 @@ extern struct rd_global rd;
  * {"error": "..."} document on stdout. Returns EXIT_ERROR. */
 int rd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A file that cannot be read, in a command over several files: one line on stderr
- * ("rseqdbg: <cmd>: PATH: msg"; msg may start with "PATH: " already) and in JSON mode an
- * entry {"path", "error"} of the files array being written, not a document of its own. */
+ * ("rseqdbg: <cmd>: PATH: msg"; msg never names the file, as elfscan_errmsg()) and in JSON
+ * mode an entry {"path", "error"} of the files array being written, not a document of its
+ * own. */
 void rd_file_error(const char *path, const char *msg);
 /* The one error convention of the tool, as in libelfscan: below the commands, a function
  * returns 0 or -errno and leaves what went wrong, naming the object, in rd_errmsg(); only a
@@ -53,16 +54,17 @@ int cmd_stat(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 
 /* Recreate rd.jw to match rd.pretty once a command has parsed its own options.
- * Returns EXIT_OK, or EXIT_ERROR (reported) when out of memory. */
+ * Returns 0, or -ENOMEM (rd_errmsg()). */
 int rd_json_writer(void);
 /* Send the command's JSON documents, error objects included, to f from now on (stat writes
- * its summary on stderr or into a file). Returns EXIT_OK, or EXIT_ERROR when out of memory. */
+ * its summary on stderr or into a file). Returns 0, or -ENOMEM (rd_errmsg()). */
 int rd_json_writer_to(FILE *f);
 /* -o/--output FILE of stat and trace: FILE created or truncated, close-on-exec, and where the
- * command's JSON documents go from now on (error lines stay on stderr). NULL once reported. */
+ * command's JSON documents go from now on (error lines stay on stderr). NULL when it cannot
+ * be (rd_errmsg() says why). */
 FILE *rd_output_open(const char *path);
-/* Close it, JSON documents going to back again; EXIT_OK, or EXIT_ERROR (reported) when
- * writing it failed. */
+/* Close it, JSON documents going to back again; 0, or -errno (rd_errmsg()) when writing it
+ * failed. */
 int rd_output_close(FILE *f, const char *path, FILE *back);
 
 /* Command lines. A command lists only its own options; rd_getopt() adds and handles those
@@ -95,7 +97,7 @@ bool rd_parse_u64(const char *s, unsigned long long *v);
 #define RD_PID_MAX 4194304
 
 /* Parse the process or thread id ("process", "thread": what) given to the long option opt
- * ("--pid"); returns 0, or EXIT_ERROR after reporting it. */
+ * ("--pid"); returns 0, or -EINVAL with the message in rd_errmsg(). */
 int rd_parse_pid(const char *opt, const char *what, const char *s, pid_t *pid);
 
 #endif

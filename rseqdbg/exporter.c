@@ -92,7 +92,7 @@ static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 	case 'p':
 	case RD_FOPT_COMM:
 	case RD_FOPT_CGROUP:
-		return rd_filter_opt(&a->o, opt, arg);
+		return rd_filter_opt(&a->o, opt, arg) ? rd_error("%s", rd_errmsg()) : 0;
 	case O_LISTEN:
 		a->listen = arg;
 		return 0;
@@ -202,8 +202,9 @@ static int bind_any(const char *port)
 	return fd;
 }
 
-/* A listening socket for --listen; its address into where ("127.0.0.1:9810"). -1 after
- * reporting. Bound before the tracer is attached: a port in use leaves nothing behind. */
+/* A listening socket for --listen; its address into where ("127.0.0.1:9810"). -1 when it
+ * cannot be had (rd_errmsg() says why). Bound before the tracer is attached: a port in use
+ * leaves nothing behind. */
 static int open_listen(const char *spec, char *where, size_t wlen)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
@@ -215,13 +216,13 @@ static int open_listen(const char *spec, char *where, size_t wlen)
 	int fd = -1, one = 1, r;
 
 	if (split_listen(spec, host, sizeof(host), port, sizeof(port)) || atoi(port) > 65535) {
-		rd_error("--listen: '%s' is not ADDR:PORT", spec);
+		rd_seterr("--listen: '%s' is not ADDR:PORT", spec);
 		return -1;
 	}
 	if (!*host) {
 		fd = bind_any(port);
 	} else if ((r = getaddrinfo(host, port, &hints, &ai))) {
-		rd_error("--listen %s: %s", spec, gai_strerror(r));
+		rd_seterr("--listen %s: %s", spec, gai_strerror(r));
 		return -1;
 	} else {
 		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -237,7 +238,7 @@ static int open_listen(const char *spec, char *where, size_t wlen)
 		freeaddrinfo(ai);
 	}
 	if (fd < 0 || listen(fd, 64) || getsockname(fd, (struct sockaddr *)&ss, &sl)) {
-		rd_error("--listen %s: %s", spec, strerror(errno));
+		rd_seterr("--listen %s: %s", spec, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -491,7 +492,7 @@ static int start(struct exporter_args *a, struct exporter *e, int *fd, char *whe
 		e->textfile = a->textfile;
 	}
 	if (a->listen && (*fd = open_listen(a->listen, where, wlen)) < 0)
-		return EXIT_ERROR;
+		return rd_error("%s", rd_errmsg());
 	ret = rd_tracer_start(&a->o, &f, NULL, &child, &e->t);
 	if (ret)
 		return rd_error("%s", rd_errmsg());

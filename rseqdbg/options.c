@@ -93,7 +93,11 @@ int rd_getopt(int argc, char **argv, const struct rd_cmdline *cl)
 		case '?':
 			return usage_error(argv, c);
 		case -1:
-			return rd.pretty && rd_json_writer() ? RD_OPT_ERROR : RD_OPT_END;
+			if (rd.pretty && rd_json_writer()) {
+				rd_error("%s", rd_errmsg());
+				return RD_OPT_ERROR;
+			}
+			return RD_OPT_END;
 		default:
 			return c;
 		}
@@ -126,11 +130,14 @@ int rd_parse_pid(const char *opt, const char *what, const char *s, pid_t *pid)
 		*pid = (pid_t)v;
 		return 0;
 	}
-	if (!opt_was_short)
-		return rd_error("%s: '%s' is not a %s id", opt, s, what);
+	if (!opt_was_short) {
+		rd_seterr("%s: '%s' is not a %s id", opt, s, what);
+		return -EINVAL;
+	}
 	snprintf(name, sizeof(name), "-%c", opt[2]);
 	/* Someone used to -p as --pretty wrote `-p FILE`: tell them what -p is now. */
-	return rd_error(
-	    "%s: '%s' is not a %s id%s", name, s, what,
-	    !number && !strcmp(opt, "--pid") ? " (-p is --pid; indented JSON is --pretty)" : "");
+	rd_seterr("%s: '%s' is not a %s id%s", name, s, what,
+		  !number && !strcmp(opt, "--pid") ? " (-p is --pid; indented JSON is --pretty)"
+						   : "");
+	return -EINVAL;
 }

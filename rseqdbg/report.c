@@ -37,14 +37,10 @@ int rd_error(const char *fmt, ...)
 
 void rd_file_error(const char *path, const char *msg)
 {
-	size_t plen = strlen(path);
 	char line[1024];
 	bool json = rd.json;
 
-	if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-		snprintf(line, sizeof(line), "%s", msg);
-	else
-		snprintf(line, sizeof(line), "%s: %s", path, msg);
+	snprintf(line, sizeof(line), "%s: %s", path, msg);
 	fflush(stdout);
 	rd.json = false;
 	rd_error("%s", line);
@@ -93,11 +89,13 @@ int rd_json_writer(void)
 {
 	struct jw *w = jw_new(rd.json_out ? rd.json_out : stdout, rd.pretty);
 
-	if (!w)
-		return rd_error("out of memory");
+	if (!w) {
+		rd_seterr("out of memory");
+		return -ENOMEM;
+	}
 	jw_free(rd.jw);
 	rd.jw = w;
-	return EXIT_OK;
+	return 0;
 }
 
 FILE *rd_output_open(const char *path)
@@ -106,7 +104,7 @@ FILE *rd_output_open(const char *path)
 	FILE *f = fopen(path, "we");
 
 	if (!f) {
-		rd_error("cannot write %s: %s", path, strerror(errno));
+		rd_seterr("cannot write %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (rd_json_writer_to(f)) {
@@ -119,10 +117,14 @@ FILE *rd_output_open(const char *path)
 int rd_output_close(FILE *f, const char *path, FILE *back)
 {
 	bool failed = ferror(f);
+	int err;
 
 	errno = 0;
 	rd_json_writer_to(back); /* the writer on f goes before f is closed */
-	if (fclose(f) || failed)
-		return rd_error("writing %s failed: %s", path, strerror(errno ? errno : EIO));
-	return EXIT_OK;
+	if (fclose(f) || failed) {
+		err = errno ? errno : EIO;
+		rd_seterr("writing %s failed: %s", path, strerror(err));
+		return -err;
+	}
+	return 0;
 }

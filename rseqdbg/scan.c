@@ -967,7 +967,7 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 			break;
 		case 'p':
 			if (rd_parse_pid("--pid", "process", optarg, &o->pid))
-				return EXIT_ERROR;
+				return rd_error("%s", rd_errmsg());
 			o->have_pid = true;
 			break;
 		case OPT_NO_DEBUGINFO:

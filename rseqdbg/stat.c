@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"be run, 2 when the tracer cannot run.\n");
 }
 
+/* The summary, on out or as JSON: 0, or -errno (rd_errmsg()). */
 static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid, int status,
 			 int top)
 {
@@ -41,8 +42,10 @@ static int write_summary(struct rd_tracer *t, FILE *out, char **argv, pid_t pid,
 	struct jw *w = rd.jw;
 	int err = rd_tracer_summary(t, &s);
 
-	if (err)
-		return rd_error("reading the BPF maps failed: %s", strerror(-err));
+	if (err) {
+		rd_seterr("reading the BPF maps failed: %s", strerror(-err));
+		return err;
+	}
 	if (!rd.json) {
 		fprintf(out, "\nrseqdbg stat: %s (pid %d) exited with status %d\n", argv[0],
 			(int)pid, status);
@@ -101,7 +104,8 @@ static int parse_opts(int argc, char **argv, const char **output, unsigned long 
 }
 
 /* Poll until the command exits; *status is its exit status. Its pidfd wakes the poll when it
- * exits: SIGCHLD alone may not, merged with the one its continuation after a hold sent. */
+ * exits: SIGCHLD alone may not, merged with the one its continuation after a hold sent.
+ * 0, or -errno (rd_errmsg()) when polling failed. */
 static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
 {
 	struct pollfd p[2] = {{.fd = rd_tracer_fd(t), .events = POLLIN},
@@ -132,7 +136,11 @@ static int wait_command(struct rd_tracer *t, pid_t pid, int *status)
 	}
 	if (p[1].fd >= 0)
 		close(p[1].fd);
-	return ret < 0 ? rd_error("polling the ring buffer failed: %s", strerror(-ret)) : 0;
+	if (ret < 0) {
+		rd_seterr("polling the ring buffer failed: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -148,7 +156,7 @@ int cmd_stat(int argc, char **argv)
 
 	/* The summary and, in JSON mode, an error object go to one stream: stderr or --output. */
 	if (rd_json_writer_to(stderr))
-		return EXIT_ERROR;
+		return rd_error("%s", rd_errmsg());
 	ret = parse_opts(argc, argv, &output, &top, &o);
 	if (ret)
 		return ret < 0 ? rd_opt_exit(ret) : ret;
@@ -159,7 +167,7 @@ int cmd_stat(int argc, char **argv)
 	if (output) {
 		out = rd_output_open(output);
 		if (!out)
-			return EXIT_ERROR;
+			return rd_error("%s", rd_errmsg());
 	}
 	ret = rd_tracer_start(&o, &f, argv + optind, &child, &t);
 	if (ret) {
@@ -167,16 +175,21 @@ int cmd_stat(int argc, char **argv)
 		code = ret > 0 ? 127 : EXIT_ERROR;
 		goto out;
 	}
-	code = wait_command(t, child.pid, &status);
-	if (code)
+	if (wait_command(t, child.pid, &status)) {
+		code = rd_error("%s", rd_errmsg());
 		goto out;
+	}
 	rd_tracer_poll(t, 0, NULL, NULL);
-	code = write_summary(t, out, argv + optind, child.pid, status, (int)top);
-	if (!code)
+	if (write_summary(t, out, argv + optind, child.pid, status, (int)top))
+		code = rd_error("%s", rd_errmsg());
+	else
 		code = status;
 out:
 	rd_tracer_free(t);
-	if (out != stderr && rd_output_close(out, output, stderr) && !code)
-		code = EXIT_ERROR;
+	if (out != stderr && rd_output_close(out, output, stderr)) {
+		rd_error("%s", rd_errmsg());
+		if (!code)
+			code = EXIT_ERROR;
+	}
 	return code;
 }

@@ -87,7 +87,8 @@ static void bp_gone(uint64_t addr)
 	rd_bp_remove(addr);
 }
 
-/* Plant a breakpoint at each place --from names now that is not yet one. */
+/* Plant a breakpoint at each place --from names now that is not yet one: 0, or -errno
+ * (rd_errmsg()). */
 static int from_plant(struct stepper *st, struct from *f)
 {
 	unsigned long long num;
@@ -95,18 +96,22 @@ static int from_plant(struct stepper *st, struct from *f)
 	int first, ret;
 
 	if (rd_parse_u64(st->o.from, &num)) {
-		places_free(&f->p);
+		rd_step_places_free(&f->p);
 		f->p.v = calloc(1, sizeof(*f->p.v));
-		if (!f->p.v)
-			return rd_error("--from: out of memory");
+		if (!f->p.v) {
+			rd_seterr("--from: out of memory");
+			return -ENOMEM;
+		}
 		f->p.v[0].addr = num;
 		f->p.n = 1;
 		f->p.seen = true;
 		first = 0;
 	} else {
-		first = places_update(st, &f->p, bp_gone);
-		if (first < 0)
-			return rd_error("--from: out of memory");
+		first = rd_step_places_update(st, &f->p, bp_gone);
+		if (first < 0) {
+			rd_seterr("--from: out of memory");
+			return first;
+		}
 	}
 	for (size_t i = (size_t)first; i < f->p.n; i++) {
 		uint64_t a = f->p.v[i].addr;
@@ -114,10 +119,12 @@ static int from_plant(struct stepper *st, struct from *f)
 		if (rd_bp_planted(a))
 			continue;
 		ret = rd_bp_plant(a);
-		if (ret < 0)
-			return rd_error("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
-					plant_error(ret));
-		s = sec_find(st, a);
+		if (ret < 0) {
+			rd_seterr("--from: cannot plant a breakpoint at %#" PRIx64 ": %s", a,
+				  rd_step_plant_error(ret));
+			return ret;
+		}
+		s = rd_step_sec_find(st, a);
 		if (s)
 			rd_warn("--from %s (%#" PRIx64
 				") is inside the critical section at %#" PRIx64
@@ -150,8 +157,8 @@ static void plant_rendezvous(struct stepper *st, struct from *f)
 /* Forget the places of an address space that went away (exec), and find them in the new one. */
 static int from_exec(struct stepper *st, struct from *f, const struct rd_event *ev)
 {
-	handle_exec(st, ev);
-	places_free(&f->p);
+	rd_step_handle_exec(st, ev);
+	rd_step_places_free(&f->p);
 	f->p.spec = st->o.from;
 	plant_rendezvous(st, f);
 	return from_plant(st, f);
@@ -178,7 +185,9 @@ static void rendezvous_passed(struct stepper *st, struct from *f)
 	release_waiting(st);
 }
 
-/* Run everything at full speed to a breakpoint of f; the thread that hits it is ours. */
+/* Run everything at full speed to a breakpoint of f; the thread that hits it is ours. 0 with
+ * it current, or with st->end set when the program exited or we were asked to quit first;
+ * -errno (rd_errmsg()) on failure. */
 static int run_to(struct stepper *st, struct from *f)
 {
 	struct rd_event ev;
@@ -192,16 +201,22 @@ static int run_to(struct stepper *st, struct from *f)
 			rd_pt_cont(&st->tr, &st->tr.t[i], 0);
 	for (;;) {
 		ret = rd_pt_wait(&st->tr, &ev, 0);
-		if (ret < 0)
-			return rd_error("waiting for process %d: %s", st->tr.pid, strerror(-ret));
+		if (ret < 0) {
+			rd_seterr("waiting for process %d: %s", st->tr.pid, strerror(-ret));
+			return ret;
+		}
 		if (ev.kind == RD_EV_NONE) {
-			if (rd_pt_quit)
-				return -EINTR;
+			if (rd_pt_quit) {
+				st->end = "interrupted";
+				return 0;
+			}
 			continue;
 		}
 		if (ev.kind == RD_EV_EXITED) {
-			if (st->tr.exited)
-				return -ESRCH;
+			if (st->tr.exited) {
+				st->end = "exited";
+				return 0;
+			}
 			if (ev.tid == f->over)
 				rendezvous_passed(st, f);
 			continue;
@@ -225,7 +240,7 @@ static int run_to(struct stepper *st, struct from *f)
 		}
 		/* With ever: a thread that hit the rendezvous while it was lifted comes back onto
 		 * it too. */
-		bp = undo_bp_trap(ev.tid, &ev, &r, true);
+		bp = rd_step_undo_bp_trap(ev.tid, &ev, &r, true);
 		if (bp && from_has(f, bp)) {
 			for (size_t i = 0; i < f->p.n; i++)
 				rd_bp_remove(f->p.v[i].addr);
@@ -233,7 +248,7 @@ static int run_to(struct stepper *st, struct from *f)
 				rd_bp_remove(f->rendezvous);
 			f->rendezvous = 0;
 			release_waiting(st);
-			set_cur(st, t);
+			rd_step_set_cur(st, t);
 			/* It ran at full speed: objects mapped since (libc, dlopen) are read on the
 			 * first step, so an address there is named. */
 			st->maps_dirty = true;
@@ -245,7 +260,7 @@ static int run_to(struct stepper *st, struct from *f)
 				continue;
 			}
 			/* The loader's list of objects changed: the new ones are named now. */
-			load_modules(st);
+			rd_step_load_modules(st);
 			ret = from_plant(st, f);
 			if (ret)
 				return ret;
@@ -261,7 +276,7 @@ static int run_to(struct stepper *st, struct from *f)
 			continue;
 		}
 		if (ev.kind == RD_EV_FORK) {
-			release_child(st, &ev);
+			rd_step_release_child(st, &ev);
 			rd_pt_cont(&st->tr, t, 0);
 			continue;
 		}
@@ -345,7 +360,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			if (rd_parse_pid(c == 'p' ? "--pid" : "--tid",
 					 c == 'p' ? "process" : "thread", optarg,
 					 c == 'p' ? &o->pid : &o->tid))
-				return EXIT_ERROR;
+				return rd_error("%s", rd_errmsg());
 			break;
 		case OPT_FROM:
 			o->from = optarg;
@@ -397,13 +412,13 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 static void stepper_free(struct stepper *st)
 {
 	for (size_t i = 0; i < st->nsecs; i++)
-		sec_free(&st->secs[i]);
+		rd_step_sec_free(&st->secs[i]);
 	free(st->secs);
-	symcache_clear(st);
+	rd_step_symcache_clear(st);
 	free(st->symcache);
 	free(st->code);
 	free(st->dcache);
-	places_free(&st->until_places);
+	rd_step_places_free(&st->until_places);
 	rd_modules_free(&st->mods);
 	rd_decoder_close(st->dec);
 	rd_tracee_free(&st->tr);
@@ -416,10 +431,11 @@ static void print_end(struct stepper *st, bool detach)
 	if (!st->tr.launched || !st->tr.exited)
 		return;
 	if (WIFEXITED(s))
-		print_event(st, "end", st->tr.pid, "program exited with status %d", WEXITSTATUS(s));
+		rd_step_print_event(st, "end", st->tr.pid, "program exited with status %d",
+				    WEXITSTATUS(s));
 	else if (WIFSIGNALED(s) && !(WTERMSIG(s) == SIGKILL && !detach))
-		print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)", WTERMSIG(s),
-			    strsignal(WTERMSIG(s)));
+		rd_step_print_event(st, "end", st->tr.pid, "program killed by signal %d (%s)",
+				    WTERMSIG(s), strsignal(WTERMSIG(s)));
 }
 
 /* The caches and the decoder. */
@@ -429,38 +445,46 @@ static int stepper_init(struct stepper *st)
 	st->code = calloc(CODECACHE, sizeof(*st->code));
 	st->dcache = calloc(DCACHE, sizeof(*st->dcache));
 	st->last_store = true;
-	tree_env_init(st);
-	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0)
-		return rd_error("cannot set up the instruction decoder (capstone)");
+	rd_step_tree_env_init(st);
+	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0) {
+		rd_seterr("cannot set up the instruction decoder (capstone)");
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 /* --until and --from as addresses. A number or FILE:LINE is resolved before running anything,
  * so a bad one leaves the program untouched; a function name is looked for again as modules
- * are mapped, and is an error only when the program ends without one that has it. */
+ * are mapped, and is an error only when the program ends without one that has it. 0, or
+ * -errno (rd_errmsg()). */
 static int resolve_targets(struct stepper *st, struct from *f)
 {
 	unsigned long long num;
+	int err;
 
 	if (st->o.until && rd_parse_u64(st->o.until, &num)) {
 		st->until_addr = num;
 	} else if (st->o.until) {
 		st->until_places.spec = st->o.until;
-		until_update(st);
-		if (!st->until_places.n && spec_is_place(st->o.until))
-			return rd_error("--until: no code at '%s' in process %d (%zu modules "
-					"searched)",
-					st->o.until, st->tr.pid, st->mods.n);
+		rd_step_until_update(st);
+		if (!st->until_places.n && rd_step_spec_is_place(st->o.until)) {
+			rd_seterr("--until: no code at '%s' in process %d (%zu modules searched)",
+				  st->o.until, st->tr.pid, st->mods.n);
+			return -ENOENT;
+		}
 	}
 	if (!st->o.from)
 		return 0;
-	f->named = !spec_is_place(st->o.from);
+	f->named = !rd_step_spec_is_place(st->o.from);
 	f->p.spec = st->o.from;
-	if (from_plant(st, f))
-		return EXIT_ERROR;
-	if (!f->p.n && !f->named)
-		return rd_error("--from: no code at '%s' in process %d (%zu modules searched)",
-				st->o.from, st->tr.pid, st->mods.n);
+	err = from_plant(st, f);
+	if (err)
+		return err;
+	if (!f->p.n && !f->named) {
+		rd_seterr("--from: no code at '%s' in process %d (%zu modules searched)",
+			  st->o.from, st->tr.pid, st->mods.n);
+		return -ENOENT;
+	}
 	plant_rendezvous(st, f);
 	if (!f->p.n && !st->tr.launched)
 		rd_warn(
@@ -473,15 +497,15 @@ static int resolve_targets(struct stepper *st, struct from *f)
 /* --lock-others: stop every thread, and say which of the others stopped inside a section. */
 static void lock_others(struct stepper *st, pid_t stepped)
 {
-	stop_all(st);
+	rd_step_stop_all(st);
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].tid != stepped && st->tr.t[i].state == RD_T_STOPPED)
-			report_if_inside(st, st->tr.t[i].tid);
+			rd_step_report_if_inside(st, st->tr.t[i].tid);
 }
 
 /* Make the thread to step the current one, stopped: the first thread (a given --tid, else
  * the main thread), or with --from the first thread to reach it. st->end is set when it
- * ends here without an error. */
+ * ends here without an error. 0, or -errno (rd_errmsg()). */
 static int start(struct stepper *st, struct from *f)
 {
 	pid_t first = st->o.tid ? st->o.tid : st->tr.pid;
@@ -492,7 +516,7 @@ static int start(struct stepper *st, struct from *f)
 		first = st->tr.t[0].tid; /* the main thread exited, the others run on */
 	if (st->o.lock_others || st->o.from == NULL) {
 		/* Stop the thread to step now; with --lock-others every thread. */
-		stop_thread(st, first, false);
+		rd_step_stop_thread(st, first, false);
 		if (st->o.lock_others)
 			lock_others(st, first);
 	}
@@ -500,38 +524,38 @@ static int start(struct stepper *st, struct from *f)
 	st->in_exec = st->tr.launched && !st->o.from;
 	if (!st->o.from) {
 		t = rd_pt_thread(&st->tr, first);
-		if (!t || t->state != RD_T_STOPPED)
-			return rd_error(t && t->state == RD_T_GONE
-					    ? "thread %d exited before it stopped"
-					    : "thread %d did not stop",
-					first);
-		set_cur(st, t);
+		if (!t || t->state != RD_T_STOPPED) {
+			rd_seterr(t && t->state == RD_T_GONE ? "thread %d exited before it stopped"
+							     : "thread %d did not stop",
+				  first);
+			return -ESRCH;
+		}
+		rd_step_set_cur(st, t);
 		return 0;
 	}
 	ret = run_to(st, f);
-	if (ret == -EINTR) {
-		st->end = "interrupted";
-		return 0;
-	}
-	if (ret == -ESRCH) {
-		st->end = "exited";
-		if (!f->p.seen)
-			return rd_error(
-			    "--from: no function '%s' in process %d: the program ended "
-			    "without loading a module that has it (%zu modules searched)",
-			    st->o.from, st->tr.pid, st->mods.n);
-		return rd_error("--from: the program ended before reaching '%s'", st->o.from);
-	}
 	if (ret)
 		return ret;
+	if (st->end && !strcmp(st->end, "exited")) {
+		if (!f->p.seen)
+			rd_seterr("--from: no function '%s' in process %d: the program ended "
+				  "without loading a module that has it (%zu modules searched)",
+				  st->o.from, st->tr.pid, st->mods.n);
+		else
+			rd_seterr("--from: the program ended before reaching '%s'", st->o.from);
+		return -ESRCH;
+	}
+	if (st->end)
+		return 0; /* interrupted */
 	if (st->o.lock_others)
 		lock_others(st, st->cur_tid);
 	clock_gettime(CLOCK_MONOTONIC, &st->t0);
 	return 0;
 }
 
-/* Step until the count, an end, an error or a request to quit. */
-static int step_loop(struct stepper *st)
+/* Step until the count, an end, an error (STEP_ERR, rd_errmsg() says why) or a request to
+ * quit. */
+static enum step_status step_loop(struct stepper *st)
 {
 	st->end = "count";
 	while (!st->o.count || st->steps < st->o.count) {
@@ -541,13 +565,13 @@ static int step_loop(struct stepper *st)
 			st->end = "interrupted";
 			break;
 		}
-		s = step_once(st);
+		s = rd_step_once(st);
 		if (s == STEP_ERR)
-			return EXIT_ERROR;
+			return STEP_ERR;
 		if (s == STEP_END)
 			break;
 	}
-	return EXIT_OK;
+	return STEP_END;
 }
 
 /* The bytes of the file mapped at addr, as loaded (see rd_bp_file_bytes). */
@@ -576,7 +600,7 @@ int cmd_step(int argc, char **argv)
 		return ret;
 	if (stepper_init(&st) < 0) {
 		stepper_free(&st);
-		return EXIT_ERROR;
+		return rd_error("%s", rd_errmsg());
 	}
 	install_handlers();
 	if (st.o.argv)
@@ -589,7 +613,7 @@ int cmd_step(int argc, char **argv)
 	}
 	rd_bp_attach(st.tr.pid, st.tr.memfd);
 	rd_bp_file_bytes(file_bytes, &st);
-	ret = load_modules(&st);
+	ret = rd_step_load_modules(&st);
 	if (ret < 0)
 		rd_warn("reading the modules of process %d: %s (sections only from rseq_cs)",
 			st.tr.pid, strerror(-ret));
@@ -597,42 +621,40 @@ int cmd_step(int argc, char **argv)
 		ret = rd_error("--tid %d: no such thread in process %d", st.o.tid, st.tr.pid);
 		goto out;
 	}
-	ret = resolve_targets(&st, &from);
-	if (ret)
+	if (resolve_targets(&st, &from) || start(&st, &from)) {
+		ret = rd_error("%s", rd_errmsg());
 		goto out;
-	ret = start(&st, &from);
-	if (ret)
-		goto out;
-	ret = st.end ? EXIT_OK : step_loop(&st);
+	}
+	ret = !st.end && step_loop(&st) == STEP_ERR ? rd_error("%s", rd_errmsg()) : EXIT_OK;
 	fflush(stdout);
-	print_summary(&st);
+	rd_step_print_summary(&st);
 	if (rd_bp_blind())
 		rd_warn("%lu breakpoint%s sat on another tool's uprobe with no hardware breakpoint "
 			"left: the kernel took their traps for the uprobe's, and the passages "
 			"through them were not seen",
 			rd_bp_blind(), rd_bp_blind() == 1 ? "" : "s");
-	until_missing = !ret && st.until_places.spec && !spec_is_place(st.o.until) &&
+	until_missing = !ret && st.until_places.spec && !rd_step_spec_is_place(st.o.until) &&
 			!st.until_places.seen && !strcmp(st.end, "exited");
 out:
 	fflush(stdout);
-	check_output();
-	finish_tracee(&st, st.o.detach);
+	rd_step_check_output();
+	rd_step_finish_tracee(&st, st.o.detach);
 	print_end(&st, st.o.detach);
 	fflush(stdout);
-	check_output();
-	if (until_missing && !out_errno)
+	rd_step_check_output();
+	if (until_missing && !rd_step_out_errno)
 		ret = rd_error("--until: no function '%s' in process %d: the program ended without "
 			       "loading a module that has it (%zu modules searched)",
 			       st.o.until, st.tr.pid, st.mods.n);
-	if (out_errno)
+	if (rd_step_out_errno)
 		ret = rd_error(
-		    "writing the output: %s: breakpoints removed, %s", strerror(out_errno),
+		    "writing the output: %s: breakpoints removed, %s", strerror(rd_step_out_errno),
 		    st.tr.launched && !st.o.detach ? "program killed" : "program detached");
 	else if (got_signal && !rd.json)
 		fprintf(stderr, "rseqdbg: step: %s: breakpoints removed, %s\n",
 			strsignal(got_signal),
 			st.tr.launched && !st.o.detach ? "program killed" : "program detached");
-	places_free(&from.p);
+	rd_step_places_free(&from.p);
 	stepper_free(&st);
 	return ret;
 }

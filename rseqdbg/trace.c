@@ -149,7 +149,7 @@ static int trace_opt(struct trace_args *a, struct rd_trace_out *c, int opt, cons
 	case 't':
 	case RD_FOPT_COMM:
 	case RD_FOPT_CGROUP:
-		return rd_filter_opt(&a->o, opt, arg);
+		return rd_filter_opt(&a->o, opt, arg) ? rd_error("%s", rd_errmsg()) : 0;
 	case O_EVENTS:
 		if (parse_events(arg, &a->o.emit))
 			return rd_error(
@@ -307,7 +307,7 @@ static bool pids_ended(struct pid_watch *pw)
 }
 
 /* Poll until Ctrl-C, --duration, the end of the command or of the -p processes; *status: the
- * command's. */
+ * command's. 0, or -errno (rd_errmsg()) when polling failed. */
 static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spawn *child,
 	       struct pid_watch *pw, int *status)
 {
@@ -317,11 +317,14 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 
 	while (!rd_tracer_stop) {
 		ret = rd_tracer_poll(c->t, 100, rd_out_event, c);
-		if (ret < 0)
-			return rd_error("polling the ring buffer failed: %s", strerror(-ret));
+		if (ret < 0) {
+			rd_seterr("polling the ring buffer failed: %s", strerror(-ret));
+			return ret;
+		}
 		now = mono_ms();
 		if (next_ms && now >= next_ms) {
-			rd_out_summary(c, (int)a->top, false);
+			if (rd_out_summary(c, (int)a->top, false))
+				rd_error("%s", rd_errmsg());
 			next_ms += interval_ms;
 		}
 		if (a->duration && now - start_ms >= (uint64_t)(a->duration * 1000))
@@ -334,7 +337,7 @@ static int run(const struct trace_args *a, struct rd_trace_out *c, struct rd_spa
 		if (pids_ended(pw))
 			break;
 	}
-	return EXIT_OK;
+	return 0;
 }
 
 int cmd_trace(int argc, char **argv)
@@ -361,11 +364,12 @@ int cmd_trace(int argc, char **argv)
 	if (a.output) {
 		out = rd_output_open(a.output);
 		if (!out)
-			return EXIT_ERROR;
+			return rd_error("%s", rd_errmsg());
 	}
-	code = rd_out_init(&c, out);
-	if (code)
+	if (rd_out_init(&c, out)) {
+		code = rd_error("%s", rd_errmsg());
 		goto out;
+	}
 	ret = rd_tracer_start(&a.o, &f, cmd, &child, &c.t);
 	if (ret) {
 		rd_error("%s", rd_errmsg());
@@ -380,7 +384,7 @@ int cmd_trace(int argc, char **argv)
 		rd_tracer_learn_pid(c.t, a.pids[i]);
 	if (!cmd)
 		watch_pids(&pw, a.pids, a.o.npids);
-	code = run(&a, &c, &child, &pw, &status);
+	code = run(&a, &c, &child, &pw, &status) ? rd_error("%s", rd_errmsg()) : EXIT_OK;
 	/* Processes held at their exec go on, and the notices still queued are read while the
 	 * output is open: rd_tracer_free would otherwise read them after the summary. */
 	rd_tracer_unhold(c.t);
@@ -394,7 +398,7 @@ int cmd_trace(int argc, char **argv)
 	if (code == EXIT_OK && c.folded)
 		rd_out_folded(&c);
 	else if (code == EXIT_OK)
-		code = rd_out_summary(&c, (int)a.top, true);
+		code = rd_out_summary(&c, (int)a.top, true) ? rd_error("%s", rd_errmsg()) : EXIT_OK;
 	if (code == EXIT_OK && c.write_err)
 		code = rd_error("writing %s failed: %s",
 				a.output ? a.output : "the standard output", strerror(c.write_err));
@@ -404,7 +408,10 @@ out:
 	unwatch_pids(&pw);
 	rd_out_free(&c);
 	rd_tracer_free(c.t);
-	if (out != stdout && rd_output_close(out, a.output, stdout) && code == EXIT_OK)
-		code = EXIT_ERROR;
+	if (out != stdout && rd_output_close(out, a.output, stdout)) {
+		rd_error("%s", rd_errmsg());
+		if (code == EXIT_OK)
+			code = EXIT_ERROR;
+	}
 	return code;
 }

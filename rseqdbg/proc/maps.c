@@ -149,14 +149,8 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *
 	}
 	err = elfscan_open(path, &o, &mod->es);
 	if (err) {
-		const char *msg = elfscan_errmsg();
-		size_t plen = strlen(path);
-
-		/* The message names the /proc path; the module's own path says more. */
-		if (!strncmp(msg, path, plen) && !strncmp(msg + plen, ": ", 2))
-			msg += plen + 2;
 		mod->es = NULL;
-		module_fail(mod, "%s", msg);
+		module_fail(mod, "%s", elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
 		return true;
 	}
 	if (module_bias(mod->es, first, &mod->bias)) {

@@ -16,7 +16,7 @@
 #include "step/pin.h"
 #include "step/stepper.h"
 
-void set_cur(struct stepper *st, struct rd_thread *t)
+void rd_step_set_cur(struct stepper *st, struct rd_thread *t)
 {
 	st->cur = t;
 	st->cur_tid = t->tid;
@@ -28,26 +28,26 @@ void set_cur(struct stepper *st, struct rd_thread *t)
 }
 
 /* Re-find cur after the thread array grew (pointers move). */
-struct rd_thread *cur(struct stepper *st)
+struct rd_thread *rd_step_cur(struct stepper *st)
 {
 	st->cur = rd_pt_thread(&st->tr, st->cur_tid);
 	return st->cur;
 }
 
-void report_if_inside(struct stepper *st, pid_t tid)
+void rd_step_report_if_inside(struct stepper *st, pid_t tid)
 {
 	rd_regs_t r;
 	struct section *s;
 
 	if (rd_pt_getregs(tid, &r) < 0)
 		return;
-	s = sec_find(st, rd_arch_pc(&r));
+	s = rd_step_sec_find(st, rd_arch_pc(&r));
 	if (s)
-		print_inside(st, tid, rd_arch_pc(&r), s);
+		rd_step_print_inside(st, tid, rd_arch_pc(&r), s);
 }
 
 /* A forked child inherited our breakpoints: restore its bytes, report it, let it go. */
-void release_child(struct stepper *st, const struct rd_event *ev)
+void rd_step_release_child(struct stepper *st, const struct rd_event *ev)
 {
 	pid_t child = (pid_t)ev->msg;
 
@@ -58,20 +58,21 @@ void release_child(struct stepper *st, const struct rd_event *ev)
 		rd_pin_child(ev->tid, child);
 		rd_pt_child_detach(child);
 	}
-	print_event(st, "fork", ev->tid, "%s child %d (not followed, runs on its own)",
-		    ev->code ? "vfork" : "fork", child);
+	rd_step_print_event(st, "fork", ev->tid, "%s child %d (not followed, runs on its own)",
+			    ev->code ? "vfork" : "fork", child);
 }
 
-void handle_exec(struct stepper *st, const struct rd_event *ev)
+void rd_step_handle_exec(struct stepper *st, const struct rd_event *ev)
 {
 	rd_bp_forget();
 	rd_bp_attach(st->tr.pid, st->tr.memfd);
 	rd_pin_renamed((pid_t)ev->msg, ev->tid);
 	st->nseen = 0;
-	load_modules(st);
+	rd_step_load_modules(st);
 	st->in_exec = true;
-	print_event(st, "exec", ev->tid, "the program called exec (thread %lu); new image %s",
-		    ev->msg, st->mods.n ? st->mods.v[0].path : "?");
+	rd_step_print_event(st, "exec", ev->tid,
+			    "the program called exec (thread %lu); new image %s", ev->msg,
+			    st->mods.n ? st->mods.v[0].path : "?");
 }
 
 /*
@@ -80,7 +81,7 @@ void handle_exec(struct stepper *st, const struct rd_event *ev)
  * and return the breakpoint's address; r then holds tid's registers. 0 for any other stop.
  * A hardware breakpoint's trap has the pc on it already.
  */
-uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever)
+uint64_t rd_step_undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever)
 {
 	uint64_t bp;
 
@@ -108,7 +109,7 @@ static void handle_other(struct stepper *st, const struct rd_event *ev)
 		return;
 	switch (ev->kind) {
 	case RD_EV_TRAP:
-		bp = undo_bp_trap(t->tid, ev, &r, true);
+		bp = rd_step_undo_bp_trap(t->tid, ev, &r, true);
 		if (bp) {
 			if (rd_bp_planted(bp)) {
 				t->held = true; /* resumed when the step-over removes them */
@@ -131,10 +132,11 @@ static void handle_other(struct stepper *st, const struct rd_event *ev)
 		return;
 	case RD_EV_CLONE:
 		rd_pin_child(ev->tid, (pid_t)ev->msg);
-		print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)", ev->tid);
+		rd_step_print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)",
+				    ev->tid);
 		break;
 	case RD_EV_FORK:
-		release_child(st, ev);
+		rd_step_release_child(st, ev);
 		break;
 	case RD_EV_STOP:
 		if (st->o.lock_others)
@@ -148,7 +150,7 @@ static void handle_other(struct stepper *st, const struct rd_event *ev)
 		rd_pt_cont(&st->tr, t, 0);
 }
 
-bool any_held(const struct stepper *st)
+bool rd_step_any_held(const struct stepper *st)
 {
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].held)
@@ -156,7 +158,7 @@ bool any_held(const struct stepper *st)
 	return false;
 }
 
-void release_held(struct stepper *st)
+void rd_step_release_held(struct stepper *st)
 {
 	for (size_t i = 0; i < st->tr.nt; i++) {
 		struct rd_thread *t = &st->tr.t[i];
@@ -207,7 +209,7 @@ static void pass_one(struct stepper *st, pid_t tid)
 	}
 }
 
-void pass_held(struct stepper *st)
+void rd_step_pass_held(struct stepper *st)
 {
 	for (size_t i = 0; i < st->tr.nt; i++) {
 		if (!st->tr.t[i].held)
@@ -217,16 +219,17 @@ void pass_held(struct stepper *st)
 	}
 }
 
-int resume_cur(struct stepper *st, enum how how, int sig)
+int rd_step_resume_cur(struct stepper *st, enum how how, int sig)
 {
-	struct rd_thread *t = cur(st);
+	struct rd_thread *t = rd_step_cur(st);
 
 	return how == HOW_STEP ? rd_pt_singlestep(&st->tr, t, sig) : rd_pt_cont(&st->tr, t, sig);
 }
 
-unsigned int ms_until(uint64_t deadline)
+/* Milliseconds left until deadline (a rd_step_now_ns() time), at least 1: 0 would wait for ever. */
+static unsigned int ms_until(uint64_t deadline)
 {
-	uint64_t now = now_ns();
+	uint64_t now = rd_step_now_ns();
 
 	return now >= deadline ? 1 : (unsigned int)((deadline - now + 999999) / 1000000);
 }
@@ -236,11 +239,11 @@ unsigned int ms_until(uint64_t deadline)
  * exec, its end (RD_EV_EXITED), or RD_EV_NONE on timeout or a quit request. Events of other
  * threads and clone/fork events of this one are handled here.
  */
-int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
-	     bool want_stop)
+int rd_step_wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
+		     bool want_stop)
 {
 	/* The bound holds from the call: events handled on the way do not extend it. */
-	uint64_t deadline = timeout_ms ? now_ns() + timeout_ms * 1000000ull : 0;
+	uint64_t deadline = timeout_ms ? rd_step_now_ns() + timeout_ms * 1000000ull : 0;
 	int ret;
 
 	for (;;) {
@@ -258,19 +261,19 @@ int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, e
 		switch (ev->kind) {
 		case RD_EV_CLONE:
 			rd_pin_child(ev->tid, (pid_t)ev->msg);
-			print_event(st, "thread", (pid_t)ev->msg, "new thread (created by %d)",
-				    ev->tid);
-			resume_cur(st, how, 0);
+			rd_step_print_event(st, "thread", (pid_t)ev->msg,
+					    "new thread (created by %d)", ev->tid);
+			rd_step_resume_cur(st, how, 0);
 			continue;
 		case RD_EV_FORK:
-			release_child(st, ev);
-			resume_cur(st, how, 0);
+			rd_step_release_child(st, ev);
+			rd_step_resume_cur(st, how, 0);
 			continue;
 		case RD_EV_STOP:
 			if (want_stop)
 				return 0;
 			/* A late interrupt or a group-stop: keep going. */
-			resume_cur(st, how, 0);
+			rd_step_resume_cur(st, how, 0);
 			continue;
 		default:
 			return 0;
@@ -279,44 +282,45 @@ int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, e
 }
 
 /* A thread exec'd: the one that did is stepped on in the new image. */
-enum step_status cur_exec(struct stepper *st, const struct rd_event *ev)
+enum step_status rd_step_cur_exec(struct stepper *st, const struct rd_event *ev)
 {
 	if (ev->tid != st->cur_tid)
-		set_cur(st, rd_pt_thread(&st->tr, ev->tid));
-	handle_exec(st, ev);
+		rd_step_set_cur(st, rd_pt_thread(&st->tr, ev->tid));
+	rd_step_handle_exec(st, ev);
 	return STEP_OK;
 }
 
 /* The stepped thread cannot be resumed or waited for: it is gone. */
-enum step_status cur_lost(struct stepper *st)
+enum step_status rd_step_cur_lost(struct stepper *st)
 {
 	rd_bp_remove_all();
-	release_held(st);
+	rd_step_release_held(st);
 	st->end = "exited";
 	return STEP_END;
 }
 
 /* Asked to quit: wait at most a second for the stop the thread is about to make, which a
- * pending quit request would not let wait_cur see. */
-int wait_quitting(struct stepper *st, struct rd_event *ev, enum how how)
+ * pending quit request would not let rd_step_wait_cur see. */
+int rd_step_wait_quitting(struct stepper *st, struct rd_event *ev, enum how how)
 {
 	int ret;
 
 	rd_pt_quit = 0;
-	ret = wait_cur(st, ev, 1000, how, true);
+	ret = rd_step_wait_cur(st, ev, 1000, how, true);
 	rd_pt_quit = 1;
 	return ret;
 }
 
-enum step_status cur_gone(struct stepper *st, const struct rd_event *ev)
+enum step_status rd_step_cur_gone(struct stepper *st, const struct rd_event *ev)
 {
 	int s = ev->status;
 
 	if (WIFEXITED(s))
-		print_event(st, "exit", ev->tid, "thread exited with status %d", WEXITSTATUS(s));
+		rd_step_print_event(st, "exit", ev->tid, "thread exited with status %d",
+				    WEXITSTATUS(s));
 	else if (WIFSIGNALED(s))
-		print_event(st, "exit", ev->tid, "thread killed by signal %d (%s)", WTERMSIG(s),
-			    strsignal(WTERMSIG(s)));
+		rd_step_print_event(st, "exit", ev->tid, "thread killed by signal %d (%s)",
+				    WTERMSIG(s), strsignal(WTERMSIG(s)));
 	st->end = "exited";
 	return STEP_END;
 }
@@ -326,14 +330,14 @@ enum step_status cur_gone(struct stepper *st, const struct rd_event *ev)
  * still queued and reported on the next resume. Left queued, it would reach the program as
  * a SIGTRAP after the detach.
  */
-bool trap_queued(const rd_regs_t *r)
+bool rd_step_trap_queued(const rd_regs_t *r)
 {
 	return rd_bp_was_planted(rd_arch_bp_addr(rd_arch_pc(r)));
 }
 
 /* Why a breakpoint could not be planted: /proc/PID/mem answers EIO for an address no mapping
  * covers, which strerror would call an input/output error. */
-const char *plant_error(int err)
+const char *rd_step_plant_error(int err)
 {
 	return err == -EIO || err == -EFAULT ? "no mapping there" : strerror(-err);
 }
@@ -344,13 +348,13 @@ static enum step_status leave_exec(struct stepper *st)
 	struct rd_event ev;
 
 	st->in_exec = false;
-	if (rd_pt_singlestep(&st->tr, cur(st), 0) < 0 ||
-	    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+	if (rd_pt_singlestep(&st->tr, rd_step_cur(st), 0) < 0 ||
+	    rd_step_wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
 		st->end = "exited";
 		return STEP_END;
 	}
 	if (ev.kind == RD_EV_EXITED)
-		return cur_gone(st, &ev);
+		return rd_step_cur_gone(st, &ev);
 	if (ev.kind == RD_EV_SIGNAL)
 		st->cur_sig = st->o.no_signals ? 0 : ev.sig;
 	return STEP_OK;
@@ -365,7 +369,7 @@ static void decode_at(struct stepper *st, uint64_t pc, bool known, struct rd_ins
 	size_t n;
 
 	if (known) {
-		*in = *insn_at(st, pc);
+		*in = *rd_step_insn_at(st, pc);
 		return;
 	}
 	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
@@ -389,7 +393,7 @@ static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_
 	if (ea != st->rcfg.abi_ptr + 8)
 		return false;
 	if (val)
-		learn_desc(st, val);
+		rd_step_learn_desc(st, val);
 	*desc = val;
 	return true;
 }
@@ -405,9 +409,9 @@ static enum step_status enter_section(struct stepper *st, struct section *s,
 	for (size_t i = 0; i < nsucc; i++)
 		if ((succ[i] < s->start || succ[i] >= s->post_commit) && succ[i] != in->addr)
 			other[no++] = succ[i];
-	print_step(st, in);
+	rd_step_print_step(st, in);
 	st->steps++;
-	return step_over(st, s, in->addr, other, no);
+	return rd_step_over(st, s, in->addr, other, no);
 }
 
 /* Single-step in (registers regs) and account for it. */
@@ -422,38 +426,38 @@ static enum step_status single_step(struct stepper *st, const struct rd_insn *in
 	sig = st->cur_sig;
 	st->cur_sig = 0;
 	if (!sig)
-		print_step(st, in);
+		rd_step_print_step(st, in);
 	rd_bp_remove_all(); /* the last tree's: the step may stop in front of one */
 	/* After a step over an svc (arm64), this one would trap before the instruction ran and
 	 * count it twice. */
-	if (cur(st)->last_step && !rd_arch_step_armed(regs))
+	if (rd_step_cur(st)->last_step && !rd_arch_step_armed(regs))
 		rd_pt_setregs(st->cur_tid, regs);
-	if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0 ||
-	    wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
+	if (rd_pt_singlestep(&st->tr, rd_step_cur(st), sig) < 0 ||
+	    rd_step_wait_cur(st, &ev, 0, HOW_STEP, false) < 0) {
 		st->end = "exited";
 		return STEP_END;
 	}
 	switch (ev.kind) {
 	case RD_EV_NONE:
 		/* Asked to quit: the thread stops after this step anyway. */
-		wait_quitting(st, &ev, HOW_STEP);
+		rd_step_wait_quitting(st, &ev, HOW_STEP);
 		if (ev.kind == RD_EV_EXITED)
-			return cur_gone(st, &ev);
+			return rd_step_cur_gone(st, &ev);
 		if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
-			cur(st)->pending_sig = ev.sig;
+			rd_step_cur(st)->pending_sig = ev.sig;
 		st->steps += ev.kind == RD_EV_TRAP;
 		st->end = "interrupted";
 		return STEP_END;
 	case RD_EV_EXITED:
-		return cur_gone(st, &ev);
+		return rd_step_cur_gone(st, &ev);
 	case RD_EV_EXEC:
 		st->steps++;
-		return cur_exec(st, &ev);
+		return rd_step_cur_exec(st, &ev);
 	case RD_EV_SIGNAL:
 		/* Delivered with the next step, which then stops in the handler. */
 		st->signals++;
-		print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev.sig),
-			    st->o.no_signals ? " (not delivered)" : "");
+		rd_step_print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev.sig),
+				    st->o.no_signals ? " (not delivered)" : "");
 		st->cur_sig = st->o.no_signals ? 0 : ev.sig;
 		return STEP_OK;
 	case RD_EV_TRAP:
@@ -489,7 +493,7 @@ static bool others_run(const struct stepper *st)
 
 /* One instruction of the current thread, or a run of them between breakpoints: through a
  * section met on the way, or along a planned tree of straight-line code. */
-enum step_status step_once(struct stepper *st)
+enum step_status rd_step_once(struct stepper *st)
 {
 	uint64_t succ[4], pc, armed = 0, left;
 	struct section *s = NULL;
@@ -513,19 +517,19 @@ enum step_status step_once(struct stepper *st)
 		return STEP_END;
 	}
 	known = rd_modules_find(&st->mods, pc) != NULL;
-	if (st->maps_dirty || (!known && !page_checked(st, pc)))
-		load_modules(st);
+	if (st->maps_dirty || (!known && !rd_step_page_checked(st, pc)))
+		rd_step_load_modules(st);
 	/* Sections the tables do not know are armed by a store to rseq_cs: look at it after
 	 * each store and in code outside every module. */
 	if (st->last_store || !known)
-		check_rseq_cs(st);
+		rd_step_check_rseq_cs(st);
 	decode_at(st, pc, known, &in);
 
-	s = sec_find(st, pc);
+	s = rd_step_sec_find(st, pc);
 	if (s) {
 		/* Stopped inside (attach, a signal, a breakpoint of the user): resuming aborts. */
-		print_inside(st, st->cur_tid, pc, s);
-		return step_over(st, s, pc, NULL, 0);
+		rd_step_print_inside(st, st->cur_tid, pc, s);
+		return rd_step_over(st, s, pc, NULL, 0);
 	}
 	nsucc = rd_successors(&st->tr, &in, &regs, succ, 4, &unknown);
 	arms = arms_section(st, &in, &regs, &armed);
@@ -542,38 +546,39 @@ enum step_status step_once(struct stepper *st)
 	       !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0);
 	left = st->o.count ? st->o.count - st->steps : UINT64_MAX;
 	for (size_t i = 0; i < nsucc && !s; i++)
-		s = sec_find(st, succ[i]);
+		s = rd_step_sec_find(st, succ[i]);
 	if (s) {
 		/* Into a section that runs inside a tree (the planner says whether it may),
 		 * armed with its own descriptor if this arms one: its passage and the way on
 		 * after it take one stop. */
 		if (tree && (!arms || armed == s->desc) &&
-		    tree_plan(st, &in, &regs, succ, nsucc, left) && tree_plant(st))
-			return tree_run(st, &in);
+		    rd_step_tree_plan(st, &in, &regs, succ, nsucc, left) && rd_step_tree_plant(st))
+			return rd_step_tree_run(st, &in);
 		return enter_section(st, s, &in, succ, nsucc);
 	}
 	/* A load-exclusive with no signal to deliver first: the sequence it opens runs whole. */
 	if (in.excl && !st->cur_sig) {
 		bool done;
-		enum step_status r = step_exclusive(st, &in, &done);
+		enum step_status r = rd_step_exclusive(st, &in, &done);
 
 		if (done)
 			return r;
 	}
-	if (tree && !arms && tree_plan(st, &in, &regs, succ, nsucc, left) && tree_plant(st))
-		return tree_run(st, &in);
+	if (tree && !arms && rd_step_tree_plan(st, &in, &regs, succ, nsucc, left) &&
+	    rd_step_tree_plant(st))
+		return rd_step_tree_run(st, &in);
 	/* An instruction whose single-step trap may come one instruction late, or never (a
 	 * uprobe's, on some architectures): run it to breakpoints at its successors instead. */
 	if ((in.late_trap || (!RD_ARCH_STEPS_UPROBES && rd_bp_probed(pc))) && !unknown &&
-	    !st->cur_sig && !restarts &&
-	    tree_plan(st, &in, &regs, succ, nsucc, 1) && tree_plant(st))
-		return tree_run(st, &in);
+	    !st->cur_sig && !restarts && rd_step_tree_plan(st, &in, &regs, succ, nsucc, 1) &&
+	    rd_step_tree_plant(st))
+		return rd_step_tree_run(st, &in);
 	return single_step(st, &in, &regs);
 }
 
 /* Stop one running thread and wait until it is stopped. Events of other threads are handled
  * as usual, or when tearing down, left as they stopped. */
-void stop_thread(struct stepper *st, pid_t tid, bool teardown)
+void rd_step_stop_thread(struct stepper *st, pid_t tid, bool teardown)
 {
 	struct rd_thread *t = rd_pt_thread(&st->tr, tid);
 	struct rd_event ev;
@@ -601,25 +606,26 @@ void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 			if (o && o->state == RD_T_STOPPED && ev.kind == RD_EV_SIGNAL)
 				o->pending_sig = ev.sig;
 			if (o && o->state == RD_T_STOPPED)
-				undo_bp_trap(o->tid, &ev, &r, true);
+				rd_step_undo_bp_trap(o->tid, &ev, &r, true);
 			if (ev.kind == RD_EV_CLONE)
 				rd_pin_child(ev.tid, (pid_t)ev.msg);
 			if (ev.kind == RD_EV_FORK)
-				release_child(st, &ev);
+				rd_step_release_child(st, &ev);
 			continue;
 		}
 		t = rd_pt_thread(&st->tr, tid);
 		if (ev.kind == RD_EV_EXITED)
 			return;
-		if (ev.kind == RD_EV_STOP && rd_pt_getregs(tid, &r) == 0 && trap_queued(&r)) {
+		if (ev.kind == RD_EV_STOP && rd_pt_getregs(tid, &r) == 0 &&
+		    rd_step_trap_queued(&r)) {
 			rd_pt_cont(&st->tr, t, 0); /* take the trap now: handled below */
 			continue;
 		}
 		if (ev.kind == RD_EV_SIGNAL)
 			t->pending_sig = ev.sig;
-		undo_bp_trap(tid, &ev, &r, true);
+		rd_step_undo_bp_trap(tid, &ev, &r, true);
 		if (ev.kind == RD_EV_FORK)
-			release_child(st, &ev);
+			rd_step_release_child(st, &ev);
 		if (ev.kind == RD_EV_CLONE)
 			rd_pin_child(ev.tid, (pid_t)ev.msg);
 		if (ev.kind == RD_EV_CLONE || ev.kind == RD_EV_FORK) {
@@ -631,7 +637,7 @@ void stop_thread(struct stepper *st, pid_t tid, bool teardown)
 	}
 }
 
-void stop_all(struct stepper *st)
+void rd_step_stop_all(struct stepper *st)
 {
 	/* New threads may appear while we stop the others: loop until none runs. */
 	for (int pass = 0; pass < 8; pass++) {
@@ -640,7 +646,7 @@ void stop_all(struct stepper *st)
 		for (size_t i = 0; i < st->tr.nt; i++) {
 			if (st->tr.t[i].state == RD_T_RUNNING) {
 				running = true;
-				stop_thread(st, st->tr.t[i].tid, true);
+				rd_step_stop_thread(st, st->tr.t[i].tid, true);
 			}
 		}
 		if (!running)
@@ -649,7 +655,7 @@ void stop_all(struct stepper *st)
 }
 
 /* Every exit path: restore every byte, then kill (launched) or let the program go. */
-void finish_tracee(struct stepper *st, bool detach)
+void rd_step_finish_tracee(struct stepper *st, bool detach)
 {
 	rd_bp_remove_all();
 	rd_pin_release();
@@ -659,11 +665,11 @@ void finish_tracee(struct stepper *st, bool detach)
 		rd_pt_kill(&st->tr);
 		return;
 	}
-	stop_all(st);
+	rd_step_stop_all(st);
 	rd_bp_remove_all();
 	/* A signal of the stepped thread not yet delivered goes with the detach. */
-	if (st->cur_sig && cur(st) && !cur(st)->pending_sig)
-		cur(st)->pending_sig = st->cur_sig;
+	if (st->cur_sig && rd_step_cur(st) && !rd_step_cur(st)->pending_sig)
+		rd_step_cur(st)->pending_sig = st->cur_sig;
 	st->cur_sig = 0;
 	for (size_t i = 0; i < st->tr.nt; i++)
 		if (st->tr.t[i].state == RD_T_STOPPED)

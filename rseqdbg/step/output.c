@@ -10,20 +10,20 @@
 #include "step/stepper.h"
 #include "symfmt.h"
 
-int out_errno;
+int rd_step_out_errno;
 
 static const char *const res_name[] = {"commit", "abort", "exit", "lost", "none"};
 
 /* Output that cannot be written ends stepping as SIGINT does: nobody reads what we step. */
-void check_output(void)
+void rd_step_check_output(void)
 {
-	if (out_errno || !ferror(stdout))
+	if (rd_step_out_errno || !ferror(stdout))
 		return;
-	out_errno = errno ? errno : EIO;
+	rd_step_out_errno = errno ? errno : EIO;
 	rd_pt_quit = 1;
 }
 
-uint64_t now_ns(void)
+uint64_t rd_step_now_ns(void)
 {
 	struct timespec ts;
 
@@ -31,14 +31,14 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-const char *base_name(const char *p)
+const char *rd_step_base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 
 	return s ? s + 1 : p;
 }
 
-const char *place(struct stepper *st, uint64_t pc)
+const char *rd_step_place(struct stepper *st, uint64_t pc)
 {
 	struct symline *c = &st->symcache[(pc ^ (pc >> 12)) % SYMCACHE];
 	const struct rd_module *m;
@@ -50,8 +50,9 @@ const char *place(struct stepper *st, uint64_t pc)
 	if (m) {
 		char loc[RD_LOC_LEN];
 
-		snprintf(buf, sizeof(buf), "%s+%#" PRIx64 " %s", rd_safe(base_name(m->path)),
-			 pc - m->bias, rd_sym_str(m->es, pc - m->bias, loc, sizeof(loc)));
+		snprintf(buf, sizeof(buf), "%s+%#" PRIx64 " %s",
+			 rd_safe(rd_step_base_name(m->path)), pc - m->bias,
+			 rd_sym_str(m->es, pc - m->bias, loc, sizeof(loc)));
 	} else {
 		snprintf(buf, sizeof(buf), "? ?");
 	}
@@ -90,7 +91,7 @@ static void json_section(struct stepper *st, const struct section *s)
 
 /* "func (file:line) [start, post_commit)", "op (bits.h:35) inlined in func+0x9b (f.c:120)
  * [start, post_commit)" */
-const char *sec_name(const struct section *s, char *buf, size_t len)
+const char *rd_step_sec_name(const struct section *s, char *buf, size_t len)
 {
 	if (s->label)
 		snprintf(buf, len, "%s [%#" PRIx64 ", %#" PRIx64 ")%s", s->label, s->start,
@@ -108,7 +109,7 @@ const char *sec_name(const struct section *s, char *buf, size_t len)
 	return buf;
 }
 
-void print_step(struct stepper *st, const struct rd_insn *in)
+void rd_step_print_step(struct stepper *st, const struct rd_insn *in)
 {
 	const struct rd_module *m;
 	struct elfscan_loc loc;
@@ -116,9 +117,9 @@ void print_step(struct stepper *st, const struct rd_insn *in)
 	if (st->o.quiet)
 		return;
 	if (!rd.json) {
-		printf("%d %#" PRIx64 " %s  %s\n", st->cur_tid, in->addr, place(st, in->addr),
-		       in->text);
-		check_output();
+		printf("%d %#" PRIx64 " %s  %s\n", st->cur_tid, in->addr,
+		       rd_step_place(st, in->addr), in->text);
+		rd_step_check_output();
 		return;
 	}
 	m = rd_modules_find(&st->mods, in->addr);
@@ -148,11 +149,11 @@ void print_step(struct stepper *st, const struct rd_insn *in)
 	jw_kstr(rd.jw, "insn", in->text);
 	jw_obj_close(rd.jw);
 	jw_end(rd.jw);
-	check_output();
+	rd_step_check_output();
 }
 
-void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
-		   uint64_t ns, bool net, bool retries)
+void rd_step_print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
+			   uint64_t ns, bool net, bool retries)
 {
 	char name[512];
 
@@ -168,10 +169,10 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 		jw_kbool(rd.jw, "retry_loop", retries);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
-		check_output();
+		rd_step_check_output();
 		return;
 	}
-	sec_name(s, name, sizeof(name));
+	rd_step_sec_name(s, name, sizeof(name));
 	switch (r) {
 	case RES_COMMIT:
 		printf("%d passage %s: committed (%#" PRIx64 ")%s in %" PRIu64 " ns\n", st->cur_tid,
@@ -184,18 +185,18 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 		break;
 	case RES_EXIT:
 		printf("%d passage %s: left through exit %#" PRIx64 " %s%s in %" PRIu64 " ns\n",
-		       st->cur_tid, name, at, place(st, at),
+		       st->cur_tid, name, at, rd_step_place(st, at),
 		       retries ? " during retries at full speed" : "", ns);
 		break;
 	default:
 		printf("%d passage %s: left at %#" PRIx64
 		       " %s, found by the safety net after %" PRIu64 " ns\n",
-		       st->cur_tid, name, at, place(st, at), ns);
+		       st->cur_tid, name, at, rd_step_place(st, at), ns);
 		break;
 	}
 }
 
-void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s)
+void rd_step_print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s)
 {
 	char name[512];
 
@@ -212,10 +213,11 @@ void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct secti
 	}
 	printf("%d stopped at %#" PRIx64 " inside critical section %s: resuming will abort to "
 	       "%#" PRIx64 " %s\n",
-	       tid, pc, sec_name(s, name, sizeof(name)), s->abort, place(st, s->abort));
+	       tid, pc, rd_step_sec_name(s, name, sizeof(name)), s->abort,
+	       rd_step_place(st, s->abort));
 }
 
-void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+void rd_step_print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -233,12 +235,12 @@ void print_event(struct stepper *st, const char *type, pid_t tid, const char *fm
 	} else {
 		printf("%d %s: %s\n", tid, type, msg);
 	}
-	check_output();
+	rd_step_check_output();
 }
 
-void print_summary(struct stepper *st)
+void rd_step_print_summary(struct stepper *st)
 {
-	uint64_t el = now_ns() - ((uint64_t)st->t0.tv_sec * 1000000000ull + st->t0.tv_nsec);
+	uint64_t el = rd_step_now_ns() - ((uint64_t)st->t0.tv_sec * 1000000000ull + st->t0.tv_nsec);
 	double secs = el / 1e9, ips = secs > 0 ? st->steps / secs : 0;
 	double spp = st->passages ? (double)st->stops_in_passages / st->passages : 0;
 

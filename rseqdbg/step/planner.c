@@ -11,7 +11,7 @@
 
 #include "step/planner.h"
 
-int plan_find(const struct plan *p, uint64_t addr)
+int rd_plan_find(const struct plan *p, uint64_t addr)
 {
 	for (size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) % PLAN_HASH; p->hash[i];
 	     i = (i + 1) % PLAN_HASH)
@@ -112,10 +112,10 @@ static unsigned int plan_size(struct plan *p, const struct plan_env *env, int k)
 	return x->size;
 }
 
-int plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr)
+int rd_plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr)
 {
 	for (unsigned int k = 1; k < RD_ARCH_INSN_MAX && k <= addr; k++) {
-		int j = plan_find(p, addr - k);
+		int j = rd_plan_find(p, addr - k);
 
 		if (j >= 0 && !p->n[j].dead && plan_size(p, env, j) > k)
 			return j;
@@ -169,7 +169,7 @@ static bool plan_check(struct plan *p, const struct plan_env *env)
 
 		if (!p->n[i].leaf) /* a leaf is never dead */
 			continue;
-		j = plan_covering(p, env, p->n[i].addr);
+		j = rd_plan_covering(p, env, p->n[i].addr);
 		if (j < 0)
 			continue;
 		if (!plan_cut(p, i, j))
@@ -186,12 +186,12 @@ static bool plan_succ_ok(const struct plan *p, const struct plan_env *env, uint6
 	*sect = env->in_section(env->ctx, a);
 	if (*sect && !plan_foldable(env, a))
 		return false;
-	return plan_find(p, a) < 0 && env->can_plant(env->ctx, a);
+	return rd_plan_find(p, a) < 0 && env->can_plant(env->ctx, a);
 }
 
 /* Breadth first. */
-bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
-		const uint64_t *succ, size_t nsucc, uint64_t left)
+bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+		   const uint64_t *succ, size_t nsucc, uint64_t left)
 {
 	int head = 0;
 

@@ -87,12 +87,12 @@ struct plan_env {
  * thread stops at names its path. No leaf lies inside an instruction of the tree. False when
  * no tree of more than one step can be built.
  */
-bool plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
-		const uint64_t *succ, size_t nsucc, uint64_t left);
+bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+		   const uint64_t *succ, size_t nsucc, uint64_t left);
 /* The node at addr, or -1. */
-int plan_find(const struct plan *p, uint64_t addr);
+int rd_plan_find(const struct plan *p, uint64_t addr);
 /* The node of the tree whose instruction covers addr without starting there, or -1. */
-int plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr);
+int rd_plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr);
 
 /* The ways out of the section [start, post_commit) besides post_commit and abort: the targets
  * of branches in code (the section's bytes, at runtime address start) that lie outside it.

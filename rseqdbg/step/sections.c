@@ -18,7 +18,7 @@ static int sec_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-void sec_free(struct section *s)
+void rd_step_sec_free(struct section *s)
 {
 	free(s->func);
 	free(s->file);
@@ -33,7 +33,7 @@ static void name_section(struct stepper *st, struct section *s)
 
 	if (m && m->es && elfscan_symbolize(m->es, s->start - m->bias, &loc) == 0) {
 		s->func = loc.func ? strdup(loc.func) : NULL;
-		s->file = loc.file ? strdup(base_name(loc.file)) : NULL;
+		s->file = loc.file ? strdup(rd_step_base_name(loc.file)) : NULL;
 		s->line = loc.line;
 		s->inlined = loc.func && loc.inlined;
 		/* A section is named by its function, or by the inlined operation it is part of,
@@ -70,7 +70,7 @@ static struct section *sec_add(struct stepper *st, uint64_t start, uint64_t post
 	return s;
 }
 
-struct section *sec_find(struct stepper *st, uint64_t addr)
+struct section *rd_step_sec_find(struct stepper *st, uint64_t addr)
 {
 	size_t lo = 0, hi = st->nsecs;
 
@@ -96,7 +96,7 @@ static void load_table_sections(struct stepper *st)
 
 	for (size_t i = 0; i < st->nsecs; i++) {
 		if (st->secs[i].src == SRC_TABLE)
-			sec_free(&st->secs[i]);
+			rd_step_sec_free(&st->secs[i]);
 		else
 			st->secs[keep++] = st->secs[i];
 	}
@@ -126,10 +126,10 @@ static void load_table_sections(struct stepper *st)
 		if (keep && s->start == st->secs[keep - 1].start &&
 		    s->post_commit == st->secs[keep - 1].post_commit) {
 			if (s->src == SRC_TABLE && st->secs[keep - 1].src != SRC_TABLE) {
-				sec_free(&st->secs[keep - 1]);
+				rd_step_sec_free(&st->secs[keep - 1]);
 				st->secs[keep - 1] = *s;
 			} else {
-				sec_free(s);
+				rd_step_sec_free(s);
 			}
 			continue;
 		}
@@ -138,7 +138,7 @@ static void load_table_sections(struct stepper *st)
 	st->nsecs = keep;
 }
 
-void symcache_clear(struct stepper *st)
+void rd_step_symcache_clear(struct stepper *st)
 {
 	for (size_t i = 0; st->symcache && i < SYMCACHE; i++) {
 		free(st->symcache[i].text);
@@ -147,19 +147,19 @@ void symcache_clear(struct stepper *st)
 	}
 }
 
-void until_update(struct stepper *st)
+void rd_step_until_update(struct stepper *st)
 {
 	struct places *p = &st->until_places;
 
 	st->until_addr = 0;
-	if (places_update(st, p, NULL) < 0)
+	if (rd_step_places_update(st, p, NULL) < 0)
 		return;
 	for (size_t i = 0; i < p->n; i++)
 		if (!st->until_addr || p->v[i].addr < st->until_addr)
 			st->until_addr = p->v[i].addr;
 }
 
-int load_modules(struct stepper *st)
+int rd_step_load_modules(struct stepper *st)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
 	int ret;
@@ -170,7 +170,7 @@ int load_modules(struct stepper *st)
 	 * (a clock_gettime in a loop is otherwise one stop per instruction). */
 	if (!ret)
 		rd_modules_add_vdso(st->tr.pid, &eo, &st->mods);
-	symcache_clear(st);
+	rd_step_symcache_clear(st);
 	if (st->code)
 		memset(st->code, 0, CODECACHE * sizeof(*st->code));
 	for (size_t i = 0; st->dcache && i < DCACHE; i++)
@@ -179,12 +179,12 @@ int load_modules(struct stepper *st)
 	st->maps_dirty = false;
 	load_table_sections(st);
 	if (st->until_places.spec)
-		until_update(st);
+		rd_step_until_update(st);
 	return ret;
 }
 
 /* A descriptor the thread armed: add its section unless known. */
-void learn_desc(struct stepper *st, uint64_t desc)
+void rd_step_learn_desc(struct stepper *st, uint64_t desc)
 {
 	struct {
 		uint32_t version, flags;
@@ -210,17 +210,17 @@ void learn_desc(struct stepper *st, uint64_t desc)
 }
 
 /* Read the rseq_cs field of the current thread: a descriptor armed right now. */
-void check_rseq_cs(struct stepper *st)
+void rd_step_check_rseq_cs(struct stepper *st)
 {
 	uint64_t cs;
 
 	if (!st->have_rcfg || !st->rcfg.abi_ptr)
 		return;
 	if (rd_pt_peek(&st->tr, st->rcfg.abi_ptr + 8, &cs, sizeof(cs)) == 0 && cs)
-		learn_desc(st, cs);
+		rd_step_learn_desc(st, cs);
 }
 
-void compute_exits(struct stepper *st, struct section *s)
+void rd_step_compute_exits(struct stepper *st, struct section *s)
 {
 	size_t len = s->post_commit - s->start;
 	uint8_t *code;
@@ -237,7 +237,7 @@ void compute_exits(struct stepper *st, struct section *s)
 	free(code);
 }
 
-bool spec_is_place(const char *spec)
+bool rd_step_spec_is_place(const char *spec)
 {
 	const char *colon = strrchr(spec, ':');
 	unsigned long long v;
@@ -312,7 +312,7 @@ static int search_module(struct places *p, const struct rd_module *m)
 	return got < 0 ? got : 0;
 }
 
-int places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr))
+int rd_step_places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr))
 {
 	size_t keep = 0, first;
 
@@ -344,7 +344,7 @@ int places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t ad
 	return (int)first;
 }
 
-void places_free(struct places *p)
+void rd_step_places_free(struct places *p)
 {
 	free(p->v);
 	free(p->searched);

@@ -32,7 +32,7 @@ static bool passage_keeps(uint64_t addr, void *arg)
 
 /* Breakpoints at the ways out of section s (its commit, its abort handler, its exits) and
  * at the other successors of the current instruction. 0, -ESRCH when the thread is gone, or
- * EXIT_ERROR (reported) with none planted. */
+ * another -errno (rd_errmsg() says where) with none planted. */
 static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const uint64_t *other,
 		       size_t nother, bool retries)
 {
@@ -53,7 +53,7 @@ static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const
 		rd_bp_remove_unless(passage_keeps, &span);
 	}
 	if (!s->exits_known)
-		compute_exits(st, s);
+		rd_step_compute_exits(st, s);
 	bp = s->post_commit;
 	ret = rd_bp_plant(bp);
 	if (!ret) {
@@ -66,7 +66,7 @@ static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const
 	for (size_t i = 0; !ret && i < s->nexits + nother; i++) {
 		uint64_t a = i < s->nexits ? s->exits[i] : other[i - s->nexits];
 
-		if (i >= s->nexits && sec_find(st, a))
+		if (i >= s->nexits && rd_step_sec_find(st, a))
 			continue;
 		ret = rd_bp_plant(a);
 		if (ret == -EIO || ret == -EFAULT)
@@ -80,9 +80,10 @@ static int plant_exits(struct stepper *st, struct section *s, uint64_t pc, const
 	/* Killed meanwhile: its memory is gone (EIO), which is the end, not an error. */
 	if (rd_pt_getregs(st->cur_tid, &regs) < 0)
 		return -ESRCH;
-	return rd_error("cannot plant a breakpoint at %#" PRIx64
-			" %s, around the section at %#" PRIx64 ": %s",
-			bp, place(st, bp), s->start, plant_error(ret));
+	rd_seterr("cannot plant a breakpoint at %#" PRIx64 " %s, around the section at %#" PRIx64
+		  ": %s",
+		  bp, rd_step_place(st, bp), s->start, rd_step_plant_error(ret));
+	return ret;
 }
 
 /* Asked to quit during a passage: stop the thread where it is; it is not inside a section we
@@ -93,18 +94,18 @@ static enum step_status quit_passage(struct stepper *st)
 	rd_regs_t regs;
 
 	rd_bp_remove_all();
-	release_held(st);
-	rd_pt_interrupt(cur(st));
+	rd_step_release_held(st);
+	rd_pt_interrupt(rd_step_cur(st));
 	st->end = "interrupted";
-	wait_quitting(st, &ev, HOW_CONT);
-	if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 && trap_queued(&regs) &&
-	    resume_cur(st, HOW_CONT, 0) == 0)
-		wait_quitting(st, &ev, HOW_CONT);
+	rd_step_wait_quitting(st, &ev, HOW_CONT);
+	if (ev.kind == RD_EV_STOP && rd_pt_getregs(st->cur_tid, &regs) == 0 &&
+	    rd_step_trap_queued(&regs) && rd_step_resume_cur(st, HOW_CONT, 0) == 0)
+		rd_step_wait_quitting(st, &ev, HOW_CONT);
 	if (ev.kind == RD_EV_EXITED)
-		return cur_gone(st, &ev);
+		return rd_step_cur_gone(st, &ev);
 	if (ev.kind == RD_EV_SIGNAL && !st->o.no_signals)
-		cur(st)->pending_sig = ev.sig;
-	undo_bp_trap(st->cur_tid, &ev, &regs, true);
+		rd_step_cur(st)->pending_sig = ev.sig;
+	rd_step_undo_bp_trap(st->cur_tid, &ev, &regs, true);
 	return STEP_END;
 }
 
@@ -150,25 +151,25 @@ static void note_result(struct stepper *st, struct section *s, enum result r)
 	s->retry_loop = true;
 	/* Aborts are the stops' doing; exits are the program's, waiting on something (a lock
 	 * another thread holds) that stepping slows down. */
-	print_event(
+	rd_step_print_event(
 	    st, "retry-loop", st->cur_tid,
 	    "section %s did not commit in %d passages in a row (%u aborted, %u left by an "
 	    "exit): %s; its retries now run at full speed to its commit",
-	    sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES, s->failed - s->failed_exits,
-	    s->failed_exits,
+	    rd_step_sec_name(s, name, sizeof(name)), RETRY_LOOP_PASSAGES,
+	    s->failed - s->failed_exits, s->failed_exits,
 	    s->failed_exits == s->failed
 		? "what it waits for (a lock another thread holds) comes slowly under stepping"
 		: "what it checks does not survive the stops of stepping");
 }
 
-void passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns)
+void rd_step_passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns)
 {
 	enum result r = passage_result(s, at);
 
 	st->passages++;
 	st->res[r]++;
 	st->stops_in_passages++; /* the tree's stop, shared with its instructions */
-	print_passage(st, s, r, at, ns, false, false);
+	rd_step_print_passage(st, s, r, at, ns, false, false);
 	note_result(st, s, r);
 }
 
@@ -189,7 +190,7 @@ static void exclusive_steps(struct stepper *st, const struct section *s, enum re
 		struct rd_insn in;
 
 		rd_decode(st->dec, code + off, (size_t)got - off, s->start + off, &in);
-		print_step(st, &in);
+		rd_step_print_step(st, &in);
 		st->steps++;
 		/* Lost (the safety net found it elsewhere): only its load is known to have run. */
 		if (!in.size || r == RES_LOST ||
@@ -206,7 +207,7 @@ static void exclusive_steps(struct stepper *st, const struct section *s, enum re
  * and its instructions are reported as steps. *done is false when it cannot be run so (no
  * store-exclusive within reach): then it is stepped.
  */
-enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done)
+enum step_status rd_step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done)
 {
 	struct section s = {.src = SRC_EXCLUSIVE, .start = in->addr, .exits_known = true};
 	uint64_t ends[MAX_EXITS];
@@ -226,7 +227,7 @@ enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bo
 	s.nexits = n - 1;
 	memcpy(s.exits, ends + 1, s.nexits * sizeof(ends[0]));
 	*done = true;
-	return step_over(st, &s, in->addr, NULL, 0);
+	return rd_step_over(st, &s, in->addr, NULL, 0);
 }
 
 /* Where a passage (or, in a retry loop, the part of it since the last way out) started: its
@@ -239,8 +240,8 @@ static void mark(struct stepper *st, struct passage_mark *m)
 {
 	char state;
 
-	m->t0 = now_ns();
-	m->stops = cur(st)->stops;
+	m->t0 = rd_step_now_ns();
+	m->stops = rd_step_cur(st)->stops;
 	if (rd_proc_run_ns(st->tr.pid, st->cur_tid, &m->cpu0, &state) < 0)
 		m->cpu0 = 0;
 }
@@ -251,8 +252,8 @@ static void count_passage(struct stepper *st, struct section *s, enum result r, 
 	st->passages++;
 	st->res[r]++;
 	/* The stepped thread's stops: others held at a breakpoint do not count. */
-	st->stops_in_passages += cur(st)->stops - m->stops;
-	print_passage(st, s, r, at, now_ns() - m->t0, net, retries);
+	st->stops_in_passages += rd_step_cur(st)->stops - m->stops;
+	rd_step_print_passage(st, s, r, at, rd_step_now_ns() - m->t0, net, retries);
 	note_result(st, s, r);
 }
 
@@ -301,7 +302,7 @@ static bool exit_reaches_abort(struct stepper *st, const struct section *s, uint
 	uint64_t a = exit;
 
 	for (int n = 0; n < 16 && rd_modules_find(&st->mods, a); n++) {
-		const struct rd_insn *in = insn_at(st, a);
+		const struct rd_insn *in = rd_step_insn_at(st, a);
 
 		if (a == s->abort)
 			return true;
@@ -350,20 +351,21 @@ static int run_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
 		if (ours[i] && rd_bp_plant(succ[i]) < 0)
 			ours[i] = false;
 	}
-	if (resume_cur(st, HOW_CONT, 0) < 0)
+	if (rd_step_resume_cur(st, HOW_CONT, 0) < 0)
 		ret = STEP_GONE;
 	while (ret == STEP_PAST) {
-		if (wait_cur(st, ev, 0, HOW_CONT, false) < 0 || ev->kind == RD_EV_EXITED) {
+		if (rd_step_wait_cur(st, ev, 0, HOW_CONT, false) < 0 || ev->kind == RD_EV_EXITED) {
 			ret = STEP_GONE;
 		} else if (ev->kind == RD_EV_SIGNAL) {
 			st->signals++;
-			print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev->sig),
-				    st->o.no_signals ? " (not delivered)" : "");
+			rd_step_print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev->sig),
+					    st->o.no_signals ? " (not delivered)" : "");
 			st->cur_sig = st->o.no_signals ? 0 : ev->sig;
 			ret = STEP_SIGNAL;
-		} else if (ev->kind == RD_EV_TRAP && undo_bp_trap(st->cur_tid, ev, &r, false)) {
+		} else if (ev->kind == RD_EV_TRAP &&
+			   rd_step_undo_bp_trap(st->cur_tid, ev, &r, false)) {
 			break; /* at a successor, or at a breakpoint it reached first */
-		} else if (resume_cur(st, HOW_CONT, 0) < 0) {
+		} else if (rd_step_resume_cur(st, HOW_CONT, 0) < 0) {
 			ret = STEP_GONE; /* a late interrupt: it goes on */
 		}
 	}
@@ -390,15 +392,15 @@ static int step_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
 	}
 	rd_bp_remove(bp);
 	for (int sig = 0;;) {
-		if (rd_pt_singlestep(&st->tr, cur(st), sig) < 0 ||
-		    wait_cur(st, ev, 0, HOW_STEP, false) < 0)
+		if (rd_pt_singlestep(&st->tr, rd_step_cur(st), sig) < 0 ||
+		    rd_step_wait_cur(st, ev, 0, HOW_STEP, false) < 0)
 			return STEP_GONE;
 		if (ev->kind == RD_EV_EXITED)
 			return STEP_GONE;
 		if (ev->kind == RD_EV_SIGNAL) {
 			st->signals++;
-			print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev->sig),
-				    st->o.no_signals ? " (not delivered)" : "");
+			rd_step_print_event(st, "signal", st->cur_tid, "%s%s", strsignal(ev->sig),
+					    st->o.no_signals ? " (not delivered)" : "");
 			st->cur_sig = st->o.no_signals ? 0 : ev->sig;
 			return STEP_SIGNAL;
 		}
@@ -409,7 +411,7 @@ static int step_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
 	return rd_bp_plant(bp) == 0 ? STEP_PAST : STEP_GONE;
 }
 
-/* The passage itself (see step_over). */
+/* The passage itself (see rd_step_over). */
 static enum step_status passage(struct stepper *st, struct section *s, const uint64_t *other,
 				size_t nother)
 {
@@ -425,43 +427,44 @@ static enum step_status passage(struct stepper *st, struct section *s, const uin
 	int ret;
 
 	mark(st, &m);
-	if (resume_cur(st, HOW_CONT, st->cur_sig) < 0)
-		return cur_lost(st);
+	if (rd_step_resume_cur(st, HOW_CONT, st->cur_sig) < 0)
+		return rd_step_cur_lost(st);
 	st->cur_sig = 0;
 	for (;;) {
-		ret =
-		    wait_cur(st, &ev, net ? SAFETY_NET_MS : net_wait_ms(st, s, &m), HOW_CONT, net);
+		ret = rd_step_wait_cur(st, &ev, net ? SAFETY_NET_MS : net_wait_ms(st, s, &m),
+				       HOW_CONT, net);
 		if (ret < 0)
-			return cur_lost(st);
+			return rd_step_cur_lost(st);
 		if (ev.kind == RD_EV_NONE) {
 			if (rd_pt_quit)
 				return quit_passage(st);
 			if (!net && net_due(st, s, &m, &asleep)) {
 				/* The safety net: stop the thread to see where it is. */
 				net = true;
-				rd_pt_interrupt(cur(st));
+				rd_pt_interrupt(rd_step_cur(st));
 			}
 			continue;
 		}
 		if (ev.kind == RD_EV_EXITED) {
 			rd_bp_forget();
-			return cur_gone(st, &ev);
+			return rd_step_cur_gone(st, &ev);
 		}
 		if (ev.kind == RD_EV_EXEC)
-			return cur_exec(st, &ev);
+			return rd_step_cur_exec(st, &ev);
 		if (ev.kind == RD_EV_SIGNAL) {
 			st->signals++;
-			print_event(st, "signal", st->cur_tid, "%s during the passage%s",
-				    strsignal(ev.sig), st->o.no_signals ? " (not delivered)" : "");
-			resume_cur(st, HOW_CONT, st->o.no_signals ? 0 : ev.sig);
+			rd_step_print_event(st, "signal", st->cur_tid, "%s during the passage%s",
+					    strsignal(ev.sig),
+					    st->o.no_signals ? " (not delivered)" : "");
+			rd_step_resume_cur(st, HOW_CONT, st->o.no_signals ? 0 : ev.sig);
 			handlers += !st->o.no_signals;
 			continue;
 		}
-		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+		bp = rd_step_undo_bp_trap(st->cur_tid, &ev, &regs, false);
 		if (bp && !passage_bp(s, bp, other, nother)) {
 			/* One of the last tree's: out of the way. */
 			rd_bp_remove(bp);
-			resume_cur(st, HOW_CONT, 0);
+			rd_step_resume_cur(st, HOW_CONT, 0);
 			continue;
 		}
 		if (bp) {
@@ -476,7 +479,8 @@ static enum step_status passage(struct stepper *st, struct section *s, const uin
 			via_exit = r == RES_EXIT && exit_reaches_abort(st, s, bp);
 			ret = step_past(st, bp, &ev);
 			if (ret == STEP_GONE)
-				return ev.kind == RD_EV_EXITED ? cur_gone(st, &ev) : cur_lost(st);
+				return ev.kind == RD_EV_EXITED ? rd_step_cur_gone(st, &ev)
+							       : rd_step_cur_lost(st);
 			if (ret == STEP_SIGNAL) {
 				/* Delivered by the stepping that goes on from here. */
 				r = RES_NONE;
@@ -484,18 +488,18 @@ static enum step_status passage(struct stepper *st, struct section *s, const uin
 			}
 			/* Threads held at these breakpoints may hold what the retry waits for
 			 * (a lock): they go on too. */
-			pass_held(st);
+			rd_step_pass_held(st);
 			/* An interrupt of the net still to come is a late one: it resumes. */
 			net = false;
 			mark(st, &m);
-			resume_cur(st, HOW_CONT, 0);
+			rd_step_resume_cur(st, HOW_CONT, 0);
 			continue;
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
-			return cur_lost(st);
+			return rd_step_cur_lost(st);
 		if (ev.kind == RD_EV_TRAP && ev.code == RD_ARCH_BP_CODE) {
 			/* The program's own breakpoint instruction. */
-			resume_cur(st, HOW_CONT, SIGTRAP);
+			rd_step_resume_cur(st, HOW_CONT, SIGTRAP);
 			continue;
 		}
 		if (net && ev.kind == RD_EV_STOP) {
@@ -506,13 +510,13 @@ static enum step_status passage(struct stepper *st, struct section *s, const uin
 				/* Still running the section (slow or switched out): resuming aborts
 				 * it and the abort breakpoint takes the thread. */
 				net_grow(s);
-				resume_cur(st, HOW_CONT, 0);
+				rd_step_resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
 			if (passage_bp(s, at, other, nother)) {
 				/* In front of one of ours, not yet run: it takes the thread now. */
 				net_grow(s);
-				resume_cur(st, HOW_CONT, 0);
+				rd_step_resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
 			if (handlers) {
@@ -521,26 +525,27 @@ static enum step_status passage(struct stepper *st, struct section *s, const uin
 				 * its return goes to the abort breakpoint. Once per handler. */
 				handlers--;
 				net_grow(s);
-				resume_cur(st, HOW_CONT, 0);
+				rd_step_resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
 			bp = at;
 			r = RES_LOST;
-			print_event(st, "safety-net", st->cur_tid,
-				    "no breakpoint hit after %" PRIu64 " ms of the thread's CPU "
-				    "time%s; stepping resumes at %#" PRIx64 " %s",
-				    s->net_ns / 1000000, asleep ? " (it sleeps in the kernel)" : "",
-				    at, place(st, at));
+			rd_step_print_event(
+			    st, "safety-net", st->cur_tid,
+			    "no breakpoint hit after %" PRIu64 " ms of the thread's CPU "
+			    "time%s; stepping resumes at %#" PRIx64 " %s",
+			    s->net_ns / 1000000, asleep ? " (it sleeps in the kernel)" : "", at,
+			    rd_step_place(st, at));
 			net = true;
 			break;
 		}
 		/* A single-step trap left over, or an interrupt we no longer need. */
-		resume_cur(st, HOW_CONT, 0);
+		rd_step_resume_cur(st, HOW_CONT, 0);
 	}
 	/* The breakpoints stay for the next tree, unless another thread waits at one. */
-	if (retries || net || any_held(st))
+	if (retries || net || rd_step_any_held(st))
 		rd_bp_remove_all();
-	release_held(st);
+	rd_step_release_held(st);
 	if (s->src == SRC_EXCLUSIVE) {
 		exclusive_steps(st, s, r, bp);
 		return STEP_OK;
@@ -555,8 +560,8 @@ static enum step_status passage(struct stepper *st, struct section *s, const uin
  * successors of the current instruction, and report the passage. A section that did not
  * commit last time, or that the safety net found slow, runs with rseqdbg off its CPU.
  */
-enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
-			   const uint64_t *other, size_t nother)
+enum step_status rd_step_over(struct stepper *st, struct section *s, uint64_t pc,
+			      const uint64_t *other, size_t nother)
 {
 	bool aside;
 	enum step_status res;
@@ -566,7 +571,7 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 		s->net_ns = SAFETY_NET_MS * 1000000ull;
 	ret = plant_exits(st, s, pc, other, nother, s->retry_loop);
 	if (ret == -ESRCH)
-		return cur_lost(st);
+		return rd_step_cur_lost(st);
 	if (ret)
 		return STEP_ERR;
 	aside = s->retry_loop || s->failed || s->net_ns > SAFETY_NET_MS * 1000000ull;

@@ -13,7 +13,8 @@
  * and, with their own headers: breakpoint.c (the temporary breakpoints, removable from a
  * signal handler), pin.c (the stepped thread and rseqdbg held on one CPU), guard.c (the
  * process the user sees, so that killing it still detaches cleanly). The process itself is
- * reached through rseqdbg/proc/, the instructions through rseqdbg/arch/.
+ * reached through rseqdbg/proc/, the instructions through rseqdbg/arch/. What these files
+ * share is named rd_step_* (the planner's rd_plan_*); everything else in them is static.
  */
 #ifndef RSEQDBG_STEP_STEPPER_H
 #define RSEQDBG_STEP_STEPPER_H
@@ -45,7 +46,7 @@
 enum sec_source {
 	SRC_TABLE,     /* a descriptor table of a mapped module */
 	SRC_RSEQ_CS,   /* the descriptor a thread's rseq_cs pointed to */
-	SRC_EXCLUSIVE, /* no section: an exclusive sequence, run whole (step_exclusive) */
+	SRC_EXCLUSIVE, /* no section: an exclusive sequence, run whole (rd_step_exclusive) */
 };
 
 struct section {
@@ -161,26 +162,26 @@ enum how {
 enum step_status {
 	STEP_OK,
 	STEP_END, /* the end: st->end says why */
-	STEP_ERR,
+	STEP_ERR, /* rd_errmsg() says what went wrong; the command reports it */
 };
 
 /* Why our output could not be written (a closed pipe: SIGPIPE is ignored); 0 while it can. */
-extern int out_errno;
+extern int rd_step_out_errno;
 
 /* output.c */
-void check_output(void);
-uint64_t now_ns(void);
-const char *base_name(const char *p);
-const char *place(struct stepper *st, uint64_t pc);
-const char *sec_name(const struct section *s, char *buf, size_t len);
-void print_step(struct stepper *st, const struct rd_insn *in);
-void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
-		   uint64_t ns, bool net, bool retries);
-void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
+void rd_step_check_output(void);
+uint64_t rd_step_now_ns(void);
+const char *rd_step_base_name(const char *p);
+const char *rd_step_place(struct stepper *st, uint64_t pc);
+const char *rd_step_sec_name(const struct section *s, char *buf, size_t len);
+void rd_step_print_step(struct stepper *st, const struct rd_insn *in);
+void rd_step_print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
+			   uint64_t ns, bool net, bool retries);
+void rd_step_print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
 /* A one-off event: new thread, signal, fork, exec, exit, safety net. */
-void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+void rd_step_print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void print_summary(struct stepper *st);
+void rd_step_print_summary(struct stepper *st);
 
 /* Whether a is one of the n addresses of v (a section's exits, a tree's ways). */
 static inline bool addr_in(uint64_t a, const uint64_t *v, size_t n)
@@ -192,70 +193,68 @@ static inline bool addr_in(uint64_t a, const uint64_t *v, size_t n)
 }
 
 /* sections.c */
-void sec_free(struct section *s);
-struct section *sec_find(struct stepper *st, uint64_t addr);
-void symcache_clear(struct stepper *st);
-int load_modules(struct stepper *st);
-void learn_desc(struct stepper *st, uint64_t desc);
-void check_rseq_cs(struct stepper *st);
-void compute_exits(struct stepper *st, struct section *s);
+void rd_step_sec_free(struct section *s);
+struct section *rd_step_sec_find(struct stepper *st, uint64_t addr);
+void rd_step_symcache_clear(struct stepper *st);
+int rd_step_load_modules(struct stepper *st);
+void rd_step_learn_desc(struct stepper *st, uint64_t desc);
+void rd_step_check_rseq_cs(struct stepper *st);
+void rd_step_compute_exits(struct stepper *st, struct section *s);
 /* Whether spec is a number or FILE:LINE (resolved once), not a function name. */
-bool spec_is_place(const char *spec);
+bool rd_step_spec_is_place(const char *spec);
 /* Forget the places of p in modules no longer mapped (each given to gone(), which may be
  * NULL), then search the modules mapped now that were not searched yet: a function's
  * out-of-line code and inlined instances, or a FILE:LINE. Returns the index in p->v of the
  * first new place, or -ENOMEM. */
-int places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr));
-void places_free(struct places *p);
+int rd_step_places_update(struct stepper *st, struct places *p, void (*gone)(uint64_t addr));
+void rd_step_places_free(struct places *p);
 /* --until's place: the lowest address of its places in the modules mapped now (a library
  * loaded, moved or gone changes it), 0 while none has it. */
-void until_update(struct stepper *st);
+void rd_step_until_update(struct stepper *st);
 
 /* loop.c */
-/* Milliseconds left until deadline (a now_ns() time), at least 1: 0 would wait for ever. */
-unsigned int ms_until(uint64_t deadline);
-void set_cur(struct stepper *st, struct rd_thread *t);
-struct rd_thread *cur(struct stepper *st);
-void report_if_inside(struct stepper *st, pid_t tid);
-void release_child(struct stepper *st, const struct rd_event *ev);
-void handle_exec(struct stepper *st, const struct rd_event *ev);
-uint64_t undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever);
-bool any_held(const struct stepper *st);
-void release_held(struct stepper *st);
+void rd_step_set_cur(struct stepper *st, struct rd_thread *t);
+struct rd_thread *rd_step_cur(struct stepper *st);
+void rd_step_report_if_inside(struct stepper *st, pid_t tid);
+void rd_step_release_child(struct stepper *st, const struct rd_event *ev);
+void rd_step_handle_exec(struct stepper *st, const struct rd_event *ev);
+uint64_t rd_step_undo_bp_trap(pid_t tid, const struct rd_event *ev, rd_regs_t *r, bool ever);
+bool rd_step_any_held(const struct stepper *st);
+void rd_step_release_held(struct stepper *st);
 /* Held threads taken past their breakpoints, which stay planted, and let go. */
-void pass_held(struct stepper *st);
-int resume_cur(struct stepper *st, enum how how, int sig);
-int wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
-	     bool want_stop);
-int wait_quitting(struct stepper *st, struct rd_event *ev, enum how how);
-enum step_status cur_exec(struct stepper *st, const struct rd_event *ev);
-enum step_status cur_lost(struct stepper *st);
-enum step_status cur_gone(struct stepper *st, const struct rd_event *ev);
-bool trap_queued(const rd_regs_t *r);
-const char *plant_error(int err);
-enum step_status step_once(struct stepper *st);
-void stop_thread(struct stepper *st, pid_t tid, bool teardown);
-void stop_all(struct stepper *st);
-void finish_tracee(struct stepper *st, bool detach);
+void rd_step_pass_held(struct stepper *st);
+int rd_step_resume_cur(struct stepper *st, enum how how, int sig);
+int rd_step_wait_cur(struct stepper *st, struct rd_event *ev, unsigned int timeout_ms, enum how how,
+		     bool want_stop);
+int rd_step_wait_quitting(struct stepper *st, struct rd_event *ev, enum how how);
+enum step_status rd_step_cur_exec(struct stepper *st, const struct rd_event *ev);
+enum step_status rd_step_cur_lost(struct stepper *st);
+enum step_status rd_step_cur_gone(struct stepper *st, const struct rd_event *ev);
+bool rd_step_trap_queued(const rd_regs_t *r);
+const char *rd_step_plant_error(int err);
+enum step_status rd_step_once(struct stepper *st);
+void rd_step_stop_thread(struct stepper *st, pid_t tid, bool teardown);
+void rd_step_stop_all(struct stepper *st);
+void rd_step_finish_tracee(struct stepper *st, bool detach);
 
 /* stepover.c */
 /* The thread is at pc, in front of section s or inside it. */
-enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
-			   const uint64_t *other, size_t nother);
+enum step_status rd_step_over(struct stepper *st, struct section *s, uint64_t pc,
+			      const uint64_t *other, size_t nother);
 /* Section s ran inside a tree and was left at at (its commit, abort handler or an exit),
  * within ns of the tree's run: report the passage. */
-void passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns);
+void rd_step_passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns);
 /* The exclusive sequence opened by the load-exclusive in, run whole; *done false when it
  * cannot be (then step it). */
-enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done);
+enum step_status rd_step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done);
 
 /* tree.c */
-bool page_checked(struct stepper *st, uint64_t pc);
-const struct rd_insn *insn_at(struct stepper *st, uint64_t pc);
-void tree_env_init(struct stepper *st);
-bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
-	       const uint64_t *succ, size_t nsucc, uint64_t left);
-bool tree_plant(struct stepper *st);
-enum step_status tree_run(struct stepper *st, const struct rd_insn *root);
+bool rd_step_page_checked(struct stepper *st, uint64_t pc);
+const struct rd_insn *rd_step_insn_at(struct stepper *st, uint64_t pc);
+void rd_step_tree_env_init(struct stepper *st);
+bool rd_step_tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+		       const uint64_t *succ, size_t nsucc, uint64_t left);
+bool rd_step_tree_plant(struct stepper *st);
+enum step_status rd_step_tree_run(struct stepper *st, const struct rd_insn *root);
 
 #endif

@@ -54,7 +54,7 @@ static bool can_plant(struct stepper *st, uint64_t addr)
 	return pread(st->tr.memfd, &b, 1, (off_t)addr) == 1;
 }
 
-bool page_checked(struct stepper *st, uint64_t pc)
+bool rd_step_page_checked(struct stepper *st, uint64_t pc)
 {
 	uint64_t page = pc >> 12;
 
@@ -69,7 +69,7 @@ bool page_checked(struct stepper *st, uint64_t pc)
 }
 
 /* The decoded instruction at pc, module code only (it does not change under us). */
-const struct rd_insn *insn_at(struct stepper *st, uint64_t pc)
+const struct rd_insn *rd_step_insn_at(struct stepper *st, uint64_t pc)
 {
 	struct dcache_ent *e = &st->dcache[(pc ^ (pc >> 13)) % DCACHE];
 	uint8_t buf[RD_ARCH_INSN_MAX];
@@ -89,7 +89,7 @@ static const struct rd_insn *env_insn(void *ctx, uint64_t addr)
 {
 	struct stepper *st = ctx;
 
-	return rd_modules_find(&st->mods, addr) ? insn_at(st, addr) : NULL;
+	return rd_modules_find(&st->mods, addr) ? rd_step_insn_at(st, addr) : NULL;
 }
 
 /* Leaves past the count or outside every module are decoded only when the planner asks. */
@@ -101,7 +101,7 @@ static unsigned int env_insn_len(void *ctx, uint64_t addr)
 	ssize_t got;
 
 	if (rd_modules_find(&st->mods, addr))
-		return insn_at(st, addr)->size;
+		return rd_step_insn_at(st, addr)->size;
 	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)addr);
 	if (got <= 0)
 		return 0;
@@ -112,7 +112,7 @@ static unsigned int env_insn_len(void *ctx, uint64_t addr)
 
 static bool env_in_section(void *ctx, uint64_t addr)
 {
-	return sec_find(ctx, addr) != NULL;
+	return rd_step_sec_find(ctx, addr) != NULL;
 }
 
 static bool env_can_plant(void *ctx, uint64_t addr)
@@ -176,10 +176,10 @@ static bool sec_foldable(struct stepper *st, struct section *s)
 			return false;
 	}
 	if (!s->exits_known)
-		compute_exits(st, s);
+		rd_step_compute_exits(st, s);
 	s->wregs = 0;
 	for (a = s->start; a < s->post_commit;) {
-		const struct rd_insn *in = insn_at(st, a);
+		const struct rd_insn *in = rd_step_insn_at(st, a);
 
 		if (!in->size ||
 		    !(in->plain ||
@@ -197,7 +197,7 @@ static bool sec_foldable(struct stepper *st, struct section *s)
 static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t max)
 {
 	struct stepper *st = ctx;
-	struct section *s = sec_find(st, addr);
+	struct section *s = rd_step_sec_find(st, addr);
 	size_t n = 0;
 
 	/* A section in a retry loop runs to its commit at full speed, as a passage. */
@@ -218,12 +218,12 @@ static size_t env_section_ways(void *ctx, uint64_t addr, uint64_t *ways, size_t 
 static uint32_t env_section_wregs(void *ctx, uint64_t addr)
 {
 	struct stepper *st = ctx;
-	struct section *s = sec_find(st, addr);
+	struct section *s = rd_step_sec_find(st, addr);
 
 	return s && s->start == addr && sec_foldable(st, s) ? s->wregs : ~0u;
 }
 
-void tree_env_init(struct stepper *st)
+void rd_step_tree_env_init(struct stepper *st)
 {
 	st->penv = (struct plan_env){
 	    .ctx = st,
@@ -239,8 +239,8 @@ void tree_env_init(struct stepper *st)
 }
 
 /* Plan the tree ahead of root, the current instruction (registers regs, successors succ). */
-bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
-	       const uint64_t *succ, size_t nsucc, uint64_t left)
+bool rd_step_tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+		       const uint64_t *succ, size_t nsucc, uint64_t left)
 {
 	st->penv.rseq_cs = st->have_rcfg && st->rcfg.abi_ptr ? st->rcfg.abi_ptr + 8 : 0;
 	st->penv.until = st->until_addr;
@@ -249,7 +249,7 @@ bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *
 	st->penv.reg_at_root = st->o.finish ? NULL : env_reg_at_root;
 	st->penv_regs = regs;
 	st->slot_read = false;
-	return plan_build(&st->plan, &st->penv, root, succ, nsucc, left);
+	return rd_plan_build(&st->plan, &st->penv, root, succ, nsucc, left);
 }
 
 /* Count (and print) the instructions the thread ran from the root to node k, exclusive, and
@@ -266,12 +266,12 @@ static void account_path(struct stepper *st, const struct rd_insn *root, int k, 
 
 		if (x->sect) {
 			/* Left by the way the next node on the path names. */
-			passage_in_tree(st, sec_find(st, x->addr),
-					st->plan.n[n ? path[n - 1] : k].addr, ns);
+			rd_step_passage_in_tree(st, rd_step_sec_find(st, x->addr),
+						st->plan.n[n ? path[n - 1] : k].addr, ns);
 			continue;
 		}
-		in = path[n] ? insn_at(st, x->addr) : root;
-		print_step(st, in);
+		in = path[n] ? rd_step_insn_at(st, x->addr) : root;
+		rd_step_print_step(st, in);
 		st->steps++;
 		if (st->o.finish && in->kind == RD_INSN_CALL)
 			st->depth++;
@@ -284,8 +284,8 @@ static void account_path(struct stepper *st, const struct rd_insn *root, int k, 
  * the thread in it), or -1. */
 static int sect_at(struct stepper *st, uint64_t pc)
 {
-	const struct section *s = sec_find(st, pc);
-	int k = s ? plan_find(&st->plan, s->start) : -1;
+	const struct section *s = rd_step_sec_find(st, pc);
+	int k = s ? rd_plan_find(&st->plan, s->start) : -1;
 
 	return k >= 0 && st->plan.n[k].sect && !st->plan.n[k].dead ? k : -1;
 }
@@ -297,21 +297,21 @@ static bool tree_keeps(uint64_t addr, void *arg)
 {
 	struct stepper *st = arg;
 	const struct plan *p = &st->plan;
-	int k = plan_find(p, addr);
+	int k = rd_plan_find(p, addr);
 
-	if (sec_find(st, addr)) /* a section of the tree runs unseen */
+	if (rd_step_sec_find(st, addr)) /* a section of the tree runs unseen */
 		return false;
 	if (k >= 0 && !p->n[k].dead)
 		return p->n[k].leaf;
 	if (rd_bp_count() > KEEP_BPS)
 		return false;
-	k = plan_covering(&st->plan, &st->penv, addr);
+	k = rd_plan_covering(&st->plan, &st->penv, addr);
 	return k < 0 || p->n[k].leaf;
 }
 
 /* Plant the planned tree's leaves. On failure none stays planted and the caller steps the
  * root alone: a single step needs no breakpoint. */
-bool tree_plant(struct stepper *st)
+bool rd_step_tree_plant(struct stepper *st)
 {
 	struct plan *p = &st->plan;
 	int ret = 0;
@@ -328,64 +328,64 @@ bool tree_plant(struct stepper *st)
 }
 
 /* Run the planted tree: let the thread go, see where it stopped. */
-enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
+enum step_status rd_step_tree_run(struct stepper *st, const struct rd_insn *root)
 {
 	struct plan *p = &st->plan;
 	struct rd_event ev;
 	enum step_status res = STEP_OK;
 	int ret = 0, k = -1, sig = 0;
-	uint64_t bp, t0 = now_ns();
+	uint64_t bp, t0 = rd_step_now_ns();
 	bool quit = false, inside = false;
 	rd_regs_t regs;
 
-	if (resume_cur(st, HOW_CONT, 0) < 0)
-		return cur_lost(st);
+	if (rd_step_resume_cur(st, HOW_CONT, 0) < 0)
+		return rd_step_cur_lost(st);
 	for (;;) {
 		if (!quit) {
-			ret = wait_cur(st, &ev, 0, HOW_CONT, false);
+			ret = rd_step_wait_cur(st, &ev, 0, HOW_CONT, false);
 		} else {
 			/* Asked to quit: the thread stops wherever it is on the tree. */
-			ret = wait_quitting(st, &ev, HOW_CONT);
+			ret = rd_step_wait_quitting(st, &ev, HOW_CONT);
 		}
 		if (ret < 0 || (quit && ev.kind == RD_EV_NONE))
-			return cur_lost(st);
+			return rd_step_cur_lost(st);
 		if (ev.kind == RD_EV_NONE) {
 			if (rd_pt_quit) {
 				quit = true;
-				rd_pt_interrupt(cur(st));
+				rd_pt_interrupt(rd_step_cur(st));
 			}
 			continue;
 		}
 		if (ev.kind == RD_EV_EXITED) {
 			rd_bp_remove_all();
-			release_held(st);
-			return cur_gone(st, &ev);
+			rd_step_release_held(st);
+			return rd_step_cur_gone(st, &ev);
 		}
 		/* An exec is not from the tree (no system call runs unseen): another thread's. */
 		if (ev.kind == RD_EV_EXEC)
-			return cur_exec(st, &ev);
-		bp = undo_bp_trap(st->cur_tid, &ev, &regs, false);
+			return rd_step_cur_exec(st, &ev);
+		bp = rd_step_undo_bp_trap(st->cur_tid, &ev, &regs, false);
 		if (bp) {
-			k = plan_find(p, bp);
+			k = rd_plan_find(p, bp);
 			break;
 		}
 		if (rd_pt_getregs(st->cur_tid, &regs) < 0)
-			return cur_lost(st);
+			return rd_step_cur_lost(st);
 		if (ev.kind == RD_EV_SIGNAL) {
 			sig = ev.sig;
-			k = plan_find(p, rd_arch_pc(&regs));
+			k = rd_plan_find(p, rd_arch_pc(&regs));
 			break;
 		}
 		if (quit && ev.kind == RD_EV_STOP) {
-			if (trap_queued(&regs)) {
-				resume_cur(st, HOW_CONT, 0);
+			if (rd_step_trap_queued(&regs)) {
+				rd_step_resume_cur(st, HOW_CONT, 0);
 				continue;
 			}
-			k = plan_find(p, rd_arch_pc(&regs));
+			k = rd_plan_find(p, rd_arch_pc(&regs));
 			break;
 		}
 		/* A trap left over from an earlier single-step, or a late interrupt. */
-		resume_cur(st, HOW_CONT, 0);
+		rd_step_resume_cur(st, HOW_CONT, 0);
 	}
 	/* Stopped inside a section the tree runs (by a signal, or to quit): the instructions
 	 * up to it were run, the passage goes on from here. */
@@ -394,39 +394,40 @@ enum step_status tree_run(struct stepper *st, const struct rd_insn *root)
 		inside = k >= 0;
 	}
 	/* The breakpoints stay for the next tree, unless another thread waits at one. */
-	if (k < 0 || quit || any_held(st)) {
+	if (k < 0 || quit || rd_step_any_held(st)) {
 		rd_bp_remove_all();
-		release_held(st);
+		rd_step_release_held(st);
 	}
 	/* Stopped at a leaf, registers read and set: the next step need not read them. */
 	st->regs = regs;
 	st->regs_valid = k >= 0 && !quit && !sig;
 	if (k < 0) {
-		rd_error("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
-			 "instructions",
-			 st->cur_tid, rd_arch_pc(&regs), place(st, rd_arch_pc(&regs)));
+		rd_seterr("thread %d left the decoded paths at %#" PRIx64 " %s: cannot count its "
+			  "instructions",
+			  st->cur_tid, rd_arch_pc(&regs), rd_step_place(st, rd_arch_pc(&regs)));
 		return STEP_ERR;
 	}
-	account_path(st, root, k, now_ns() - t0);
+	account_path(st, root, k, rd_step_now_ns() - t0);
 	st->last_store = false;
 	if (inside && !quit) {
 		/* Delivered as the passage resumes it: the kernel aborts the section first. */
 		st->signals++;
-		print_event(st, "signal", st->cur_tid, "%s during the passage%s", strsignal(sig),
-			    st->o.no_signals ? " (not delivered)" : "");
+		rd_step_print_event(st, "signal", st->cur_tid, "%s during the passage%s",
+				    strsignal(sig), st->o.no_signals ? " (not delivered)" : "");
 		st->cur_sig = st->o.no_signals ? 0 : sig;
-		return step_over(st, sec_find(st, rd_arch_pc(&regs)), rd_arch_pc(&regs), NULL, 0);
+		return rd_step_over(st, rd_step_sec_find(st, rd_arch_pc(&regs)), rd_arch_pc(&regs),
+				    NULL, 0);
 	}
 	if (sig) {
 		/* Delivered with the next step, which then stops in the handler. */
 		st->signals++;
-		print_event(st, "signal", st->cur_tid, "%s%s", strsignal(sig),
-			    st->o.no_signals ? " (not delivered)" : "");
+		rd_step_print_event(st, "signal", st->cur_tid, "%s%s", strsignal(sig),
+				    st->o.no_signals ? " (not delivered)" : "");
 		st->cur_sig = st->o.no_signals ? 0 : sig;
 	}
 	if (quit) {
 		if (sig && !st->o.no_signals)
-			cur(st)->pending_sig = sig;
+			rd_step_cur(st)->pending_sig = sig;
 		st->cur_sig = 0;
 		st->end = "interrupted";
 		res = STEP_END;

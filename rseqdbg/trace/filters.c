@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The filter options of the commands that keep the tracer attached (trace, exporter). */
+#include <errno.h>
 #include <string.h>
 
 #include "common.h"
@@ -10,11 +11,16 @@ static int add_pid_filter(struct rd_tracer_opts *o, int opt, const char *s)
 	bool pid = opt == 'p';
 	size_t *n = pid ? &o->npids : &o->ntids;
 
-	if (*n >= RD_MAX_FILTER)
-		return rd_error("at most %d --%s options", RD_MAX_FILTER, pid ? "pid" : "tid");
-	if (rd_parse_pid(pid ? "--pid" : "--tid", pid ? "process" : "thread", s,
-			 pid ? &o->pids[*n] : &o->tids[*n]))
-		return EXIT_ERROR;
+	int err;
+
+	if (*n >= RD_MAX_FILTER) {
+		rd_seterr("at most %d --%s options", RD_MAX_FILTER, pid ? "pid" : "tid");
+		return -E2BIG;
+	}
+	err = rd_parse_pid(pid ? "--pid" : "--tid", pid ? "process" : "thread", s,
+			   pid ? &o->pids[*n] : &o->tids[*n]);
+	if (err)
+		return err;
 	(*n)++;
 	return 0;
 }
@@ -26,16 +32,19 @@ int rd_filter_opt(struct rd_tracer_opts *o, int opt, const char *arg)
 	case 't':
 		return add_pid_filter(o, opt, arg);
 	case RD_FOPT_COMM:
-		if (!*arg || strlen(arg) >= RT_COMM_LEN)
-			return rd_error("--comm: '%s' is not a command name (1 to %d bytes)", arg,
-					RT_COMM_LEN - 1);
+		if (!*arg || strlen(arg) >= RT_COMM_LEN) {
+			rd_seterr("--comm: '%s' is not a command name (1 to %d bytes)", arg,
+				  RT_COMM_LEN - 1);
+			return -EINVAL;
+		}
 		o->comm = arg;
 		return 0;
 	case RD_FOPT_CGROUP:
 		o->cgroup = arg;
 		return 0;
 	}
-	return EXIT_ERROR;
+	rd_seterr("option %d is not a filter", opt);
+	return -EINVAL;
 }
 
 const char *rd_tracer_unavailable(const struct rd_features *f)

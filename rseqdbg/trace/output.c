@@ -283,8 +283,10 @@ int rd_out_init(struct rd_trace_out *c, FILE *out)
 	c->out = out;
 	c->rec = open_memstream(&c->recbuf, &c->reclen);
 	c->w = c->rec ? jw_new(c->rec, rd.pretty) : NULL;
-	if (!c->w)
-		return rd_error("out of memory");
+	if (!c->w) {
+		rd_seterr("out of memory");
+		return -ENOMEM;
+	}
 	/* What else reaches out (an error object in JSON mode) is written at once, in order. */
 	fflush(out);
 	setvbuf(out, NULL, _IONBF, 0);
@@ -324,8 +326,10 @@ int rd_out_summary(struct rd_trace_out *c, int top, bool final)
 	struct rd_summary s;
 	int err = rd_tracer_summary(c->t, &s);
 
-	if (err)
-		return rd_error("reading the BPF maps failed: %s", strerror(-err));
+	if (err) {
+		rd_seterr("reading the BPF maps failed: %s", strerror(-err));
+		return err;
+	}
 	if (c->have_prev)
 		rd_summary_since(&s, &c->prev);
 	if (rd.json) {

@@ -29,12 +29,12 @@ struct rd_trace_out {
 	bool have_prev;
 };
 
-/* Records to out, each handed to it whole once written: 0 or EXIT_ERROR (reported). */
+/* Records to out, each handed to it whole once written: 0 or -ENOMEM (rd_errmsg()). */
 int rd_out_init(struct rd_trace_out *c, FILE *out);
 /* The ring buffer callback (ctx: the rd_trace_out): print e, or fold its stack. */
 int rd_out_event(void *ctx, const struct rt_event *e);
-/* Read the maps and print a summary, with the rates since the previous one; 0 or EXIT_ERROR
- * (reported). */
+/* Read the maps and print a summary, with the rates since the previous one; 0 or -errno
+ * (rd_errmsg() says why). */
 int rd_out_summary(struct rd_trace_out *c, int top, bool final);
 /* The aborting stacks, folded: "comm;outer;...;inner count" lines. */
 void rd_out_folded(struct rd_trace_out *c);

@@ -39,6 +39,8 @@ struct rd_tracer;
  * RD_MAX_FILTER each. Returns 0, or EXIT_ERROR after reporting. */
 #define RD_MAX_FILTER 64
 enum { RD_FOPT_COMM = 480, RD_FOPT_CGROUP }; /* below RD_OPT_PRETTY */
+/* Take a filter option (-p, -t, --comm, --cgroup) into o: 0, or -errno with the message in
+ * rd_errmsg(). */
 int rd_filter_opt(struct rd_tracer_opts *o, int opt, const char *arg);
 /* What keeps the tracer from running here (privilege, then kernel features), or NULL. */
 const char *rd_tracer_unavailable(const struct rd_features *f);

@@ -626,7 +626,7 @@ static void test_not_elf_empty_and_directory_are_errors(void **state)
 	close(fd);
 	assert_int_equal(elfscan_open(path, NULL, &es), -EINVAL);
 	assert_non_null(strstr(elfscan_errmsg(), "empty file"));
-	assert_non_null(strstr(elfscan_errmsg(), path));
+	assert_null(strstr(elfscan_errmsg(), path)); /* the caller names the file */
 	unlink(path);
 	assert_int_equal(elfscan_open(FIXTURE_DIR, NULL, &es), -EISDIR);
 	assert_non_null(strstr(elfscan_errmsg(), "directory"));

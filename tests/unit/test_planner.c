@@ -160,19 +160,19 @@ static bool plan(struct prog *pr, size_t off, uint64_t left)
 		succ[n++] = root->addr + root->size;
 	if (root->has_target)
 		succ[n++] = root->target;
-	return plan_build(&pr->plan, &pr->env, root, succ, n, left);
+	return rd_plan_build(&pr->plan, &pr->env, root, succ, n, left);
 }
 
 static bool is_leaf(const struct prog *pr, uint64_t addr)
 {
-	int k = plan_find(&pr->plan, addr);
+	int k = rd_plan_find(&pr->plan, addr);
 
 	return k >= 0 && !pr->plan.n[k].dead && pr->plan.n[k].leaf;
 }
 
 static bool is_live(const struct prog *pr, uint64_t addr)
 {
-	int k = plan_find(&pr->plan, addr);
+	int k = rd_plan_find(&pr->plan, addr);
 
 	return k >= 0 && !pr->plan.n[k].dead;
 }
@@ -268,7 +268,7 @@ static void test_call_to_zero_is_not_planted(void **state)
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_tree_sound(pr);
 	assert_int_equal(env_insn(pr, BASE + 5)->target, 0);
-	assert_int_equal(plan_find(&pr->plan, 0), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, 0), -1);
 	assert_true(is_leaf(pr, BASE + 5));
 	assert_true(is_leaf(pr, BASE + 10));
 	assert_int_equal(pr->plan.nleaves, 2);
@@ -290,16 +290,16 @@ static void test_conditional_branch_gives_both_leaves(void **state)
 
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_tree_sound(pr);
-	jne = plan_find(&pr->plan, BASE + 1);
+	jne = rd_plan_find(&pr->plan, BASE + 1);
 	assert_true(jne > 0);
 	assert_false(pr->plan.n[jne].leaf);
 	assert_true(is_leaf(pr, BASE + 4));
 	assert_true(is_leaf(pr, BASE + 5));
 	assert_int_equal(pr->plan.nleaves, 2);
-	k = plan_find(&pr->plan, BASE + 5);
+	k = rd_plan_find(&pr->plan, BASE + 5);
 	assert_int_equal(pr->plan.n[k].parent, jne);
 	assert_int_equal(pr->plan.n[k].depth, 2);
-	k = plan_find(&pr->plan, BASE + 4);
+	k = rd_plan_find(&pr->plan, BASE + 4);
 	assert_int_equal(pr->plan.n[pr->plan.n[k].parent].addr, BASE + 3);
 	assert_int_equal(pr->plan.n[k].depth, 3);
 	prog_free(pr);
@@ -324,8 +324,8 @@ static void test_path_into_section_stops_before_it(void **state)
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_tree_sound(pr);
 	assert_true(is_leaf(pr, BASE + 1));
-	assert_int_equal(plan_find(&pr->plan, BASE + 4), -1);
-	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 4), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 5), -1);
 	/* From the jmp itself the next instruction is in the section: no tree. */
 	assert_false(plan(pr, 1, UINT64_MAX));
 	prog_free(pr);
@@ -422,9 +422,9 @@ static void test_section_runs_inside_tree(void **state)
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_tree_sound(pr);
 	assert_false(is_leaf(pr, BASE + 1));
-	k = plan_find(&pr->plan, BASE + 4);
+	k = rd_plan_find(&pr->plan, BASE + 4);
 	assert_true(k >= 0 && pr->plan.n[k].sect && !pr->plan.n[k].leaf);
-	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 5), -1);
 	/* The ways out: the commit and the exit run into nodes already planned, the abort
 	 * handler runs on to the return, which the section bars from being read. */
 	assert_true(is_leaf(pr, BASE + 8));
@@ -433,8 +433,8 @@ static void test_section_runs_inside_tree(void **state)
 	assert_true(is_leaf(pr, BASE + 11));
 	assert_int_equal(pr->plan.nleaves, 3);
 	/* nop and store ran before the commit; the section is no instruction. */
-	assert_int_equal(pr->plan.n[plan_find(&pr->plan, BASE + 8)].depth, 2);
-	assert_int_equal(pr->plan.n[plan_find(&pr->plan, BASE + 8)].parent, k);
+	assert_int_equal(pr->plan.n[rd_plan_find(&pr->plan, BASE + 8)].depth, 2);
+	assert_int_equal(pr->plan.n[rd_plan_find(&pr->plan, BASE + 8)].parent, k);
 
 	/* From the commit: the return is read, the way back to the section reaches it again,
 	 * and the commit, a way out, is the root: the store is the leaf, the section not
@@ -510,7 +510,7 @@ static void test_count_and_until_bound_the_tree(void **state)
 	assert_true(plan(pr, 0, 2));
 	assert_tree_sound(pr);
 	assert_true(is_leaf(pr, BASE + 2));
-	assert_int_equal(plan_find(&pr->plan, BASE + 3), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 3), -1);
 
 	pr->env.until = BASE + 3;
 	assert_true(plan(pr, 0, UINT64_MAX));
@@ -573,8 +573,8 @@ static void test_return_target_read_at_plan_time(void **state)
 	assert_tree_sound(pr);
 	assert_false(is_leaf(pr, BASE + 4));
 	assert_true(is_live(pr, BASE + 5));
-	assert_int_equal(pr->plan.n[plan_find(&pr->plan, BASE + 5)].parent,
-			 plan_find(&pr->plan, BASE + 4));
+	assert_int_equal(pr->plan.n[rd_plan_find(&pr->plan, BASE + 5)].parent,
+			 rd_plan_find(&pr->plan, BASE + 4));
 	assert_true(is_leaf(pr, BASE + 6));
 	assert_int_equal(pr->plan.nleaves, 1);
 
@@ -592,25 +592,25 @@ static void test_return_target_read_at_plan_time(void **state)
 	/* push moves the stack pointer */
 	assert_true(plan(pr, 7, UINT64_MAX));
 	assert_true(is_leaf(pr, BASE + 8));
-	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 5), -1);
 
 	/* lea moves the stack pointer without writing memory */
 	assert_true(plan(pr, 16, UINT64_MAX));
 	assert_true(is_leaf(pr, BASE + 21));
-	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 5), -1);
 
 	/* the store's address register was written on the path: its address is not known */
 	pr->memw_ea = 0x9000;
 	assert_true(plan(pr, 9, UINT64_MAX));
 	assert_true(is_leaf(pr, BASE + 15));
-	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 5), -1);
 
 	/* a return into a section stops in front of the return */
 	pr->sec_start = BASE + 5;
 	pr->sec_end = BASE + 6;
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_true(is_leaf(pr, BASE + 4));
-	assert_int_equal(plan_find(&pr->plan, BASE + 5), -1);
+	assert_int_equal(rd_plan_find(&pr->plan, BASE + 5), -1);
 	prog_free(pr);
 }
 
