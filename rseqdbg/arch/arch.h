@@ -32,7 +32,7 @@ typedef struct user_regs_struct rd_regs_t;
 #define RD_ARCH_EM EM_X86_64
 #define RD_ARCH_BP_CODE SI_KERNEL /* int3 */
 #define RD_ARCH_STEPS_UPROBES 1
-#define RD_ARCH_COMPAT_PC 12	  /* i386: eip */
+#define RD_ARCH_COMPAT_PC 12 /* i386: eip */
 #define RD_REG_SEG (1u << 16)
 #define RD_REG_SP (1u << 7) /* rsp, as wregs bit */
 #elif defined(__aarch64__)
@@ -44,7 +44,7 @@ typedef struct user_regs_struct rd_regs_t; /* regs[31], sp, pc, pstate */
 /* A single step of an instruction that a uprobe runs out of line ends nowhere: the kernel
  * turns stepping off once the instruction ran, and the thread runs on. */
 #define RD_ARCH_STEPS_UPROBES 0
-#define RD_ARCH_COMPAT_PC 15	   /* arm: r15 */
+#define RD_ARCH_COMPAT_PC 15 /* arm: r15 */
 #define RD_REG_SP (1u << 31)
 #else
 #error "rseqdbg step: no backend for this architecture in rseqdbg/arch/ (x86_64 and aarch64)"
