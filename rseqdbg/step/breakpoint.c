@@ -105,11 +105,11 @@ int rd_bp_plant(uint64_t addr)
 	if (b == bps + BP_MAX)
 		return -ENOSPC;
 	/* What memory holds (it may differ from the file: generated or rewritten code). A
-	 * breakpoint that is not ours already there is a uprobe, which the kernel puts into every process that maps
-	 * the probed file. Put back after the probe is gone, it would be a trap the program dies
-	 * of: the file's bytes are the instruction. And the kernel takes any trap there for the
-	 * uprobe's: a breakpoint instruction of ours would never stop the thread, a hardware
-	 * breakpoint does. */
+	 * breakpoint that is not ours already there is a uprobe, which the kernel puts into every
+	 * process that maps the probed file. Put back after the probe is gone, it would be a trap
+	 * the program dies of: the file's bytes are the instruction. And the kernel takes any trap
+	 * there for the uprobe's: a breakpoint instruction of ours would never stop the thread, a
+	 * hardware breakpoint does. */
 	n = pread(bp_memfd, b->orig, RD_ARCH_BP_LEN, (off_t)addr);
 	if (n != RD_ARCH_BP_LEN)
 		return n < 0 ? -errno : -EFAULT;
