@@ -292,7 +292,10 @@ unsigned long rd_bp_blind(void)
 bool rd_bp_probed(uint64_t addr)
 {
 	uint8_t m[RD_ARCH_BP_LEN], f[RD_ARCH_BP_LEN];
+	const struct bp *b = find(addr);
 
+	if (b && b->hw < 0) /* the breakpoint instruction there is ours */
+		return false;
 	return file_bytes && pread(bp_memfd, m, RD_ARCH_BP_LEN, (off_t)addr) == RD_ARCH_BP_LEN &&
 	       rd_arch_is_bp(m) && file_bytes(file_ctx, addr, f) && !rd_arch_is_bp(f);
 }
