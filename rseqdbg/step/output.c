@@ -61,30 +61,17 @@ const char *place(struct stepper *st, uint64_t pc)
 	return c->text ? c->text : "?";
 }
 
+/* The member "section": a section object (schemas/common.json) and where it came from. */
 static void json_section(struct stepper *st, const struct section *s)
 {
 	struct jw *w = rd.jw;
-	const struct rd_module *m;
-	struct elfscan_loc loc = {0};
+	const struct rd_module *m = rd_modules_find(&st->mods, s->start);
 
 	jw_key(w, "section");
 	jw_obj_open(w);
-	jw_kstr(w, "function", s->func);
-	jw_kstr(w, "file", s->file);
-	jw_key(w, "line");
-	if (s->line > 0)
-		jw_u64(w, (uint64_t)s->line);
-	else
-		jw_null(w);
-	jw_ku64(w, "start", s->start);
-	jw_ku64(w, "post_commit", s->post_commit);
-	jw_ku64(w, "abort", s->abort);
+	rd_json_section_members(w, m ? m->es : NULL, m ? m->bias : 0, m ? m->path : NULL, s->start,
+				s->post_commit - s->start, s->abort, NULL);
 	jw_kstr(w, "source", s->src == SRC_TABLE ? "table" : "rseq_cs");
-	/* The chain is looked up again only for a section in inlined code: passages are many. */
-	m = s->inlined ? rd_modules_find(&st->mods, s->start) : NULL;
-	if (m)
-		rd_symbolize(m->es, s->start - m->bias, &loc);
-	rd_json_inlined(w, m ? m->es : NULL, m ? s->start - m->bias : 0, &loc);
 	jw_obj_close(w);
 }
 
@@ -111,7 +98,6 @@ const char *sec_name(const struct section *s, char *buf, size_t len)
 void print_step(struct stepper *st, const struct rd_insn *in)
 {
 	const struct rd_module *m;
-	struct elfscan_loc loc;
 
 	if (st->o.quiet)
 		return;
@@ -122,27 +108,15 @@ void print_step(struct stepper *st, const struct rd_insn *in)
 		return;
 	}
 	m = rd_modules_find(&st->mods, in->addr);
-	rd_symbolize(m ? m->es : NULL, m ? in->addr - m->bias : 0, &loc);
+	/* A location object with what the step adds. */
 	jw_obj_open(rd.jw);
-	jw_kstr(rd.jw, "type", "step");
+	jw_kstr(rd.jw, "kind", "step");
 	jw_ku64(rd.jw, "tid", (uint64_t)st->cur_tid);
-	jw_ku64(rd.jw, "addr", in->addr);
-	jw_kstr(rd.jw, "module", m ? m->path : NULL);
+	rd_json_loc_members(rd.jw, m ? m->es : NULL, in->addr - (m ? m->bias : 0), m ? m->bias : 0,
+			    m ? m->path : NULL);
 	jw_key(rd.jw, "module_offset");
 	if (m)
 		jw_u64(rd.jw, in->addr - m->bias);
-	else
-		jw_null(rd.jw);
-	jw_kstr(rd.jw, "function", loc.func);
-	jw_key(rd.jw, "offset");
-	if (loc.func)
-		jw_u64(rd.jw, loc.func_off);
-	else
-		jw_null(rd.jw);
-	jw_kstr(rd.jw, "file", loc.file && loc.line > 0 ? loc.file : NULL);
-	jw_key(rd.jw, "line");
-	if (loc.file && loc.line > 0)
-		jw_u64(rd.jw, (uint64_t)loc.line);
 	else
 		jw_null(rd.jw);
 	jw_kstr(rd.jw, "insn", in->text);
@@ -158,7 +132,7 @@ void print_passage(struct stepper *st, const struct section *s, enum result r, u
 
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", "passage");
+		jw_kstr(rd.jw, "kind", "passage");
 		jw_ku64(rd.jw, "tid", (uint64_t)st->cur_tid);
 		json_section(st, s);
 		jw_kstr(rd.jw, "result", res_name[r]);
@@ -201,7 +175,7 @@ void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct secti
 
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", "inside");
+		jw_kstr(rd.jw, "kind", "inside");
 		jw_ku64(rd.jw, "tid", (uint64_t)tid);
 		jw_ku64(rd.jw, "addr", pc);
 		json_section(st, s);
@@ -215,7 +189,7 @@ void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct secti
 	       tid, pc, sec_name(s, name, sizeof(name)), s->abort, place(st, s->abort));
 }
 
-void print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+void print_event(struct stepper *st, const char *kind, pid_t tid, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -225,13 +199,13 @@ void print_event(struct stepper *st, const char *type, pid_t tid, const char *fm
 	va_end(ap);
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", type);
+		jw_kstr(rd.jw, "kind", kind);
 		jw_ku64(rd.jw, "tid", (uint64_t)tid);
 		jw_kstr(rd.jw, "message", msg);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
 	} else {
-		printf("%d %s: %s\n", tid, type, msg);
+		printf("%d %s: %s\n", tid, kind, msg);
 	}
 	check_output();
 }
@@ -244,7 +218,7 @@ void print_summary(struct stepper *st)
 
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", "summary");
+		jw_kstr(rd.jw, "kind", "summary");
 		jw_kstr(rd.jw, "end", st->end);
 		jw_ku64(rd.jw, "instructions", st->steps);
 		jw_ku64(rd.jw, "passages", st->passages);

@@ -99,13 +99,16 @@ void rd_tracer_learn_file(struct rd_tracer *t, const char *path)
 	struct elfscan_opts opts = {.sz = sizeof(opts)};
 	struct elfscan *es;
 	struct stat st;
+	char *abs;
 
 	rd_debuginfod_opts(&opts);
 	if (stat(path, &st) || file_find(t, st.st_dev, st.st_ino))
 		return;
-	if (elfscan_open(path, &opts, &es))
-		return;
-	file_add(t, st.st_dev, st.st_ino, path, es);
+	/* Named as the process's maps name it: events give the module by its absolute path. */
+	abs = realpath(path, NULL);
+	if (abs && !elfscan_open(abs, &opts, &es))
+		file_add(t, st.st_dev, st.st_ino, abs, es);
+	free(abs);
 }
 
 static const struct pidmod *pidmod_find(const struct pidmap *pm, uint64_t addr)
