@@ -148,8 +148,9 @@ static void json_stack(struct rd_trace_out *c, const struct rt_event *e)
 	jw_key(w, "stack");
 	jw_arr_open(w);
 	for (uint32_t i = 0; i < e->nstack && i < RT_MAX_STACK && e->stack[i]; i++) {
+		/* A location object, and the frame's name as the text output gives it */
 		jw_obj_open(w);
-		jw_ku64(w, "addr", e->stack[i]);
+		rd_tracer_json_loc(c->t, w, e->pid, e->stack[i]);
 		jw_kstr(w, "symbol", rd_tracer_sym(c->t, e->pid, e->stack[i], sym, sizeof(sym)));
 		jw_obj_close(w);
 	}

@@ -250,6 +250,18 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 	return rd_modsym_str(sf->es, sf->path, addr - m->bias, buf, len);
 }
 
+void rd_tracer_json_loc(struct rd_tracer *t, struct jw *w, pid_t pid, uint64_t addr)
+{
+	struct pidmap *pm = pid_find(t, pid);
+	const struct pidmod *m = pidmod_find(pm, addr);
+	struct symfile *sf = m ? file_find(t, m->dev, m->ino) : NULL;
+
+	if (sf)
+		rd_json_loc_members(w, sf->es, addr - m->bias, m->bias, sf->path);
+	else
+		rd_json_loc_members(w, NULL, addr, 0, NULL);
+}
+
 void rd_tracer_syms_free(struct rd_tracer *t)
 {
 	for (size_t i = 0; i < t->nfiles; i++) {
