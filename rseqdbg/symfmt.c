@@ -202,30 +202,29 @@ void rd_json_inlined(struct jw *w, struct elfscan *es, uint64_t addr, const stru
 
 /* The members of a location object for addr, which loc symbolizes. */
 static void loc_members(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias,
-			const char *module, const struct elfscan_loc *l)
+			const char *module, const struct elfscan_loc *loc)
 {
-	const struct elfscan_loc loc = *l;
-	bool have_line = loc.file && loc.line > 0;
+	bool have_line = loc->file && loc->line > 0;
 
 	jw_ku64(w, "addr", addr + bias);
 	if (module)
 		jw_kstr(w, "module", module);
-	jw_kstr(w, "function", loc.func);
+	jw_kstr(w, "function", loc->func);
 	jw_key(w, "offset");
-	if (loc.func)
-		jw_u64(w, loc.func_off);
-	else if (loc.section)
-		jw_u64(w, loc.section_off);
+	if (loc->func)
+		jw_u64(w, loc->func_off);
+	else if (loc->section)
+		jw_u64(w, loc->section_off);
 	else
 		jw_null(w);
-	jw_kstr(w, "section", loc.func ? NULL : loc.section);
-	jw_kstr(w, "file", have_line ? loc.file : NULL);
+	jw_kstr(w, "section", loc->func ? NULL : loc->section);
+	jw_kstr(w, "file", have_line ? loc->file : NULL);
 	jw_key(w, "line");
 	if (have_line)
-		jw_u64(w, (uint64_t)loc.line);
+		jw_u64(w, (uint64_t)loc->line);
 	else
 		jw_null(w);
-	rd_json_inlined(w, es, addr, &loc);
+	rd_json_inlined(w, es, addr, loc);
 }
 
 void rd_json_loc_members(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias,
