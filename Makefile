@@ -307,7 +307,7 @@ deps:
 # --- install -----------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)/schemas \
 		$(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
 	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
@@ -316,6 +316,7 @@ install: all
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 gdb/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
+	install -m 644 $(wildcard schemas/*.json) $(DESTDIR)$(DATADIR)/schemas/
 	install -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
 
 uninstall:

@@ -175,9 +175,7 @@ static void json_unit(struct jw *w, const struct unit *u)
 		const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
 		const struct elfscan_check *k = elfscan_finding_check(f);
 		const struct elfscan_cs *cs = elfscan_finding_cs(f);
-		struct elfscan_loc loc;
 
-		rd_symbolize(u->es, finding_anchor(f), &loc);
 		jw_obj_open(w);
 		jw_kstr(w, "check", k->id);
 		jw_kstr(w, "severity", elfscan_severity_name(k->severity));
@@ -186,19 +184,15 @@ static void json_unit(struct jw *w, const struct unit *u)
 		if (elfscan_finding_count(f) > 1)
 			jw_ku64(w, "count", elfscan_finding_count(f));
 		jw_kstr(w, "hint", k->hint);
-		jw_ku64(w, "address", elfscan_finding_addr(f) + u->bias);
+		jw_ku64(w, "addr", elfscan_finding_addr(f) + u->bias);
 		jw_key(w, "start_ip");
 		if (cs)
 			jw_u64(w, cs->start_ip + u->bias);
 		else
 			jw_null(w);
-		json_str_or_null(w, "function", loc.func);
-		json_str_or_null(w, "file", loc.file);
-		jw_key(w, "line");
-		if (loc.line > 0)
-			jw_u64(w, (uint64_t)loc.line);
-		else
-			jw_null(w);
+		/* The section's start, or the finding's address without a section */
+		rd_json_kloc(w, "location", u->es, finding_anchor(f), u->bias,
+			     u->mod ? u->mod->path : NULL);
 		jw_obj_close(w);
 	}
 	jw_arr_close(w);

@@ -358,8 +358,11 @@ static void json_exit(struct jw *w, const struct elfscan_exit *x, uint64_t bias)
 	jw_ku64(w, "exit_ip", x->exit_ip + bias);
 }
 
+/* A section object (schemas/common.json) with what the descriptor and its tables add. Its
+ * locations name the module of a process, not the file a document is about. */
 static void json_section(struct jw *w, const struct view *v, const struct elfscan_cs *c)
 {
+	const char *mod = v->mod ? v->mod->path : NULL;
 	char bytes[16];
 
 	jw_obj_open(w);
@@ -389,15 +392,15 @@ static void json_section(struct jw *w, const struct view *v, const struct elfsca
 	jw_kstr(w, "status", elfscan_sig_status_name(c->sig_status));
 	jw_obj_close(w);
 
-	rd_json_kloc(w, "start", v->es, c->start_ip, v->bias);
-	rd_json_kloc(w, "post_commit", v->es, c->post_commit_ip, v->bias);
-	rd_json_kloc(w, "abort", v->es, c->abort_ip, v->bias);
+	rd_json_kloc(w, "start", v->es, c->start_ip, v->bias, mod);
+	rd_json_kloc(w, "post_commit", v->es, c->post_commit_ip, v->bias, mod);
+	rd_json_kloc(w, "abort", v->es, c->abort_ip, v->bias, mod);
 	jw_key(w, "exit_points");
 	jw_arr_open(w);
 	for (size_t e = 0; e < c->nexits; e++) {
 		jw_obj_open(w);
 		json_exit(w, &c->exits[e], v->bias);
-		rd_json_kloc(w, "exit", v->es, c->exits[e].exit_ip, v->bias);
+		rd_json_kloc(w, "exit", v->es, c->exits[e].exit_ip, v->bias, mod);
 		jw_obj_close(w);
 	}
 	jw_arr_close(w);
@@ -767,15 +770,14 @@ static void print_thread_json(struct jw *w, const struct thread *t, const struct
 	if (!t->inside) {
 		jw_null(w);
 	} else {
-		struct elfscan_loc loc = {0};
+		const struct rd_module *m = t->in_mod;
 
-		if (t->in_mod)
-			rd_symbolize(t->in_mod->es, t->ip - t->in_mod->bias, &loc);
+		/* The section the thread is in, and where in it */
 		jw_obj_open(w);
-		jw_kstr(w, "module", t->in_mod ? t->in_mod->path : NULL);
-		jw_ku64(w, "start_ip", t->in_start);
-		jw_ku64(w, "abort_ip", t->in_abort);
-		jw_kstr(w, "function", loc.func);
+		rd_json_section_members(w, m ? m->es : NULL, m ? m->bias : 0, m ? m->path : NULL,
+					t->in_start, t->in_post - t->in_start, t->in_abort, NULL);
+		rd_json_kloc(w, "at", m ? m->es : NULL, t->ip - (m ? m->bias : 0), m ? m->bias : 0,
+			     m ? m->path : NULL);
 		jw_obj_close(w);
 	}
 	jw_obj_close(w);

@@ -200,36 +200,69 @@ void rd_json_inlined(struct jw *w, struct elfscan *es, uint64_t addr, const stru
 	jw_arr_close(w);
 }
 
-void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias)
+/* The members of a location object for addr, which loc symbolizes. */
+static void loc_members(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias,
+			const char *module, const struct elfscan_loc *loc)
 {
-	struct elfscan_loc loc;
-	bool have_line;
+	bool have_line = loc->file && loc->line > 0;
 
-	rd_symbolize(es, addr, &loc);
-	have_line = loc.file && loc.line > 0;
-	jw_obj_open(w);
 	jw_ku64(w, "addr", addr + bias);
-	jw_kstr(w, "function", loc.func);
+	if (module)
+		jw_kstr(w, "module", module);
+	jw_kstr(w, "function", loc->func);
 	jw_key(w, "offset");
-	if (loc.func)
-		jw_u64(w, loc.func_off);
-	else if (loc.section)
-		jw_u64(w, loc.section_off);
+	if (loc->func)
+		jw_u64(w, loc->func_off);
+	else if (loc->section)
+		jw_u64(w, loc->section_off);
 	else
 		jw_null(w);
-	jw_kstr(w, "section", loc.func ? NULL : loc.section);
-	jw_kstr(w, "file", have_line ? loc.file : NULL);
+	jw_kstr(w, "section", loc->func ? NULL : loc->section);
+	jw_kstr(w, "file", have_line ? loc->file : NULL);
 	jw_key(w, "line");
 	if (have_line)
-		jw_u64(w, (uint64_t)loc.line);
+		jw_u64(w, (uint64_t)loc->line);
 	else
 		jw_null(w);
-	rd_json_inlined(w, es, addr, &loc);
+	rd_json_inlined(w, es, addr, loc);
+}
+
+void rd_json_loc_members(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias,
+			 const char *module)
+{
+	struct elfscan_loc loc;
+
+	rd_symbolize(es, addr, &loc);
+	loc_members(w, es, addr, bias, module, &loc);
+}
+
+void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias,
+		  const char *module)
+{
+	jw_key(w, key);
+	jw_obj_open(w);
+	rd_json_loc_members(w, es, addr, bias, module);
 	jw_obj_close(w);
 }
 
-void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias)
+void rd_json_section_members(struct jw *w, struct elfscan *es, uint64_t bias, const char *module,
+			     uint64_t start_ip, uint64_t post_commit_offset, uint64_t abort_ip,
+			     const struct elfscan_loc *start)
 {
-	jw_key(w, key);
-	rd_json_loc(w, es, addr, bias);
+	uint64_t post_commit_ip = start_ip + post_commit_offset;
+
+	jw_ku64(w, "start_ip", start_ip);
+	jw_ku64(w, "post_commit_offset", post_commit_offset);
+	jw_ku64(w, "post_commit_ip", post_commit_ip);
+	jw_ku64(w, "abort_ip", abort_ip);
+	if (start) {
+		jw_key(w, "start");
+		jw_obj_open(w);
+		loc_members(w, es, start_ip - bias, bias, module, start);
+		jw_obj_close(w);
+	} else {
+		rd_json_kloc(w, "start", es, start_ip - bias, bias, module);
+	}
+	rd_json_kloc(w, "post_commit", es, post_commit_ip - bias, bias, module);
+	rd_json_kloc(w, "abort", es, abort_ip - bias, bias, module);
 }

@@ -44,19 +44,32 @@ const char *rd_modsym_str(struct elfscan *es, const char *path, uint64_t addr, c
 /* rd_symbolize() + rd_loc_str() in one call. */
 const char *rd_sym_str(struct elfscan *es, uint64_t addr, char *buf, size_t len);
 
-/* A LOC object {"addr", "function", "offset", "section", "file", "line", "inlined"} for the
- * libelfscan address addr of es; "addr" is written as addr + bias (the runtime address of a
- * loaded module, 0 for a file). "section" names the section of code no function covers
- * ("offset" is then in it); "inlined" is the inline chain, innermost first, each
- * {"function", "call_file", "call_line"} (empty outside inlined code). Unknown parts are
- * null; es may be NULL. */
-void rd_json_loc(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias);
+/* The members of a location object: "addr" (addr + bias: the runtime address of a loaded
+ * module, 0 for a file), "module" (the module's absolute path, left out when module is NULL:
+ * a location in the file a document is about), "function", "offset", "section", "file",
+ * "line" and "inlined", for the libelfscan address addr of es. "section" names the section of
+ * code no function covers ("offset" is then in it); "file" is the path as DWARF gives it;
+ * "inlined" is the inline chain, innermost first, each {"function", "call_file",
+ * "call_line"} (empty outside inlined code). Unknown parts are null; es may be NULL.
+ * schemas/common.json describes it. */
+void rd_json_loc_members(struct jw *w, struct elfscan *es, uint64_t addr, uint64_t bias,
+			 const char *module);
 
-/* The member "inlined" of a LOC object: loc is addr symbolized in es. */
+/* The member "inlined" of a location object: loc is addr symbolized in es. */
 void rd_json_inlined(struct jw *w, struct elfscan *es, uint64_t addr,
 		     const struct elfscan_loc *loc);
 
-/* The same after jw_key(w, key). */
-void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias);
+/* jw_key(w, key) and a location object. */
+void rd_json_kloc(struct jw *w, const char *key, struct elfscan *es, uint64_t addr, uint64_t bias,
+		  const char *module);
+
+/* The members of a section object: "start_ip", "post_commit_offset", "post_commit_ip" and
+ * "abort_ip" (runtime addresses), and the location objects "start", "post_commit" and
+ * "abort". es is the module's file (NULL when unknown), bias its load bias (0 for a file),
+ * module its path as rd_json_loc_members() takes it; start, when not NULL, is start_ip
+ * symbolized already. */
+void rd_json_section_members(struct jw *w, struct elfscan *es, uint64_t bias, const char *module,
+			     uint64_t start_ip, uint64_t post_commit_offset, uint64_t abort_ip,
+			     const struct elfscan_loc *start);
 
 #endif

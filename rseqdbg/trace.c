@@ -50,7 +50,7 @@ static void usage(FILE *f)
 	       "      --stack           add the user stack of each aborting thread\n"
 	       "      --folded          print aborting stacks folded for flame graphs at the end\n"
 	       "      --ringbuf-size B  event ring buffer size in bytes (power of 2, >= 4096)\n"
-	       "  -j, --json            JSON lines: one object per event, then {\"summary\": ...}\n"
+	       "  -j, --json            JSON lines: one object per event or summary; key \"kind\"\n"
 	       "      --pretty          pretty-printed JSON (implies --json)\n"
 	       "      --check           load the programs, print what this kernel supports\n"
 	       "                        and the mode used\n"

@@ -3,7 +3,8 @@
 # Install the Debian packages rseqdbg needs that are missing. As root it installs them
 # (apt-get update first); otherwise it prints the command to run and fails.
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
-#                             readelf, objdump and nm, python3, pkg-config,
+#                             readelf, objdump and nm, python3 with python3-jsonschema for
+#                             the JSON schemas, pkg-config,
 #                             strace, prometheus with its promtool for the exporter's, and
 #                             debuginfod, curl and unshare for the symbols served by build-id)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
@@ -22,8 +23,8 @@
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev libmicrohttpd-dev libdebuginfod-dev gdb binutils python3 strace prometheus
-debuginfod curl util-linux"
+libcapstone-dev libmicrohttpd-dev libdebuginfod-dev gdb binutils python3 python3-jsonschema
+strace prometheus debuginfod curl util-linux"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;

@@ -62,30 +62,17 @@ const char *rd_step_place(struct stepper *st, uint64_t pc)
 	return c->text ? c->text : "?";
 }
 
+/* The member "section": a section object (schemas/common.json) and where it came from. */
 static void json_section(struct stepper *st, const struct section *s)
 {
 	struct jw *w = rd.jw;
-	const struct rd_module *m;
-	struct elfscan_loc loc = {0};
+	const struct rd_module *m = rd_modules_find(&st->mods, s->start);
 
 	jw_key(w, "section");
 	jw_obj_open(w);
-	jw_kstr(w, "function", s->func);
-	jw_kstr(w, "file", s->file);
-	jw_key(w, "line");
-	if (s->line > 0)
-		jw_u64(w, (uint64_t)s->line);
-	else
-		jw_null(w);
-	jw_ku64(w, "start", s->start);
-	jw_ku64(w, "post_commit", s->post_commit);
-	jw_ku64(w, "abort", s->abort);
+	rd_json_section_members(w, m ? m->es : NULL, m ? m->bias : 0, m ? m->path : NULL, s->start,
+				s->post_commit - s->start, s->abort, NULL);
 	jw_kstr(w, "source", s->src == SRC_TABLE ? "table" : "rseq_cs");
-	/* The chain is looked up again only for a section in inlined code: passages are many. */
-	m = s->inlined ? rd_modules_find(&st->mods, s->start) : NULL;
-	if (m)
-		rd_symbolize(m->es, s->start - m->bias, &loc);
-	rd_json_inlined(w, m ? m->es : NULL, m ? s->start - m->bias : 0, &loc);
 	jw_obj_close(w);
 }
 
@@ -112,7 +99,6 @@ const char *rd_step_sec_name(const struct section *s, char *buf, size_t len)
 void rd_step_print_step(struct stepper *st, const struct rd_insn *in)
 {
 	const struct rd_module *m;
-	struct elfscan_loc loc;
 
 	if (st->o.quiet)
 		return;
@@ -123,27 +109,15 @@ void rd_step_print_step(struct stepper *st, const struct rd_insn *in)
 		return;
 	}
 	m = rd_modules_find(&st->mods, in->addr);
-	rd_symbolize(m ? m->es : NULL, m ? in->addr - m->bias : 0, &loc);
+	/* A location object with what the step adds. */
 	jw_obj_open(rd.jw);
-	jw_kstr(rd.jw, "type", "step");
+	jw_kstr(rd.jw, "kind", "step");
 	jw_ku64(rd.jw, "tid", (uint64_t)st->cur_tid);
-	jw_ku64(rd.jw, "addr", in->addr);
-	jw_kstr(rd.jw, "module", m ? m->path : NULL);
+	rd_json_loc_members(rd.jw, m ? m->es : NULL, in->addr - (m ? m->bias : 0), m ? m->bias : 0,
+			    m ? m->path : NULL);
 	jw_key(rd.jw, "module_offset");
 	if (m)
 		jw_u64(rd.jw, in->addr - m->bias);
-	else
-		jw_null(rd.jw);
-	jw_kstr(rd.jw, "function", loc.func);
-	jw_key(rd.jw, "offset");
-	if (loc.func)
-		jw_u64(rd.jw, loc.func_off);
-	else
-		jw_null(rd.jw);
-	jw_kstr(rd.jw, "file", loc.file && loc.line > 0 ? loc.file : NULL);
-	jw_key(rd.jw, "line");
-	if (loc.file && loc.line > 0)
-		jw_u64(rd.jw, (uint64_t)loc.line);
 	else
 		jw_null(rd.jw);
 	jw_kstr(rd.jw, "insn", in->text);
@@ -159,7 +133,7 @@ void rd_step_print_passage(struct stepper *st, const struct section *s, enum res
 
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", "passage");
+		jw_kstr(rd.jw, "kind", "passage");
 		jw_ku64(rd.jw, "tid", (uint64_t)st->cur_tid);
 		json_section(st, s);
 		jw_kstr(rd.jw, "result", res_name[r]);
@@ -202,7 +176,7 @@ void rd_step_print_inside(struct stepper *st, pid_t tid, uint64_t pc, const stru
 
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", "inside");
+		jw_kstr(rd.jw, "kind", "inside");
 		jw_ku64(rd.jw, "tid", (uint64_t)tid);
 		jw_ku64(rd.jw, "addr", pc);
 		json_section(st, s);
@@ -217,7 +191,7 @@ void rd_step_print_inside(struct stepper *st, pid_t tid, uint64_t pc, const stru
 	       rd_step_place(st, s->abort));
 }
 
-void rd_step_print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+void rd_step_print_event(struct stepper *st, const char *kind, pid_t tid, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -227,13 +201,13 @@ void rd_step_print_event(struct stepper *st, const char *type, pid_t tid, const 
 	va_end(ap);
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", type);
+		jw_kstr(rd.jw, "kind", kind);
 		jw_ku64(rd.jw, "tid", (uint64_t)tid);
 		jw_kstr(rd.jw, "message", msg);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
 	} else {
-		printf("%d %s: %s\n", tid, type, msg);
+		printf("%d %s: %s\n", tid, kind, msg);
 	}
 	rd_step_check_output();
 }
@@ -246,7 +220,7 @@ void rd_step_print_summary(struct stepper *st)
 
 	if (rd.json) {
 		jw_obj_open(rd.jw);
-		jw_kstr(rd.jw, "type", "summary");
+		jw_kstr(rd.jw, "kind", "summary");
 		jw_kstr(rd.jw, "end", st->end);
 		jw_ku64(rd.jw, "instructions", st->steps);
 		jw_ku64(rd.jw, "passages", st->passages);

@@ -55,7 +55,7 @@ struct section {
 	char *func, *file;
 	int line;
 	char *label;  /* the text output's name: "func (file:line)", or the inline chain's */
-	bool inlined; /* its start is in inlined code: JSON gives the chain */
+	bool inlined; /* its start is in inlined code: the label gives the chain */
 	uint64_t exits[MAX_EXITS]; /* exit points of the table, then branch targets outside */
 	size_t nexits;
 	bool exits_known;
@@ -179,7 +179,7 @@ void rd_step_print_passage(struct stepper *st, const struct section *s, enum res
 			   uint64_t ns, bool net, bool retries);
 void rd_step_print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
 /* A one-off event: new thread, signal, fork, exec, exit, safety net. */
-void rd_step_print_event(struct stepper *st, const char *type, pid_t tid, const char *fmt, ...)
+void rd_step_print_event(struct stepper *st, const char *kind, pid_t tid, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void rd_step_print_summary(struct stepper *st);
 

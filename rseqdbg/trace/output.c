@@ -93,10 +93,7 @@ static void json_abort(struct rd_trace_out *c, const struct rt_event *e,
 
 	jw_key(w, "section");
 	jw_obj_open(w);
-	rd_json_secinfo(w, si);
-	jw_ku64(w, "start_ip", e->a1);
-	jw_ku64(w, "post_commit_offset", e->a2);
-	jw_ku64(w, "abort_ip", e->a3);
+	rd_json_section(w, si, e->a1, e->a2, e->a3);
 	jw_obj_close(w);
 	jw_ku64(w, "ip", e->a0);
 	jw_ku64(w, "offset", e->a0 - e->a1);
@@ -139,10 +136,7 @@ static void json_user_abort(struct jw *w, const struct rt_event *e, const struct
 {
 	jw_key(w, "section");
 	jw_obj_open(w);
-	rd_json_secinfo(w, si);
-	jw_ku64(w, "start_ip", e->a1);
-	jw_ku64(w, "post_commit_offset", e->a2);
-	jw_ku64(w, "abort_ip", e->a3);
+	rd_json_section(w, si, e->a1, e->a2, e->a3);
 	jw_obj_close(w);
 }
 
@@ -154,8 +148,9 @@ static void json_stack(struct rd_trace_out *c, const struct rt_event *e)
 	jw_key(w, "stack");
 	jw_arr_open(w);
 	for (uint32_t i = 0; i < e->nstack && i < RT_MAX_STACK && e->stack[i]; i++) {
+		/* A location object, and the frame's name as the text output gives it */
 		jw_obj_open(w);
-		jw_ku64(w, "addr", e->stack[i]);
+		rd_tracer_json_loc(c->t, w, e->pid, e->stack[i]);
 		jw_kstr(w, "symbol", rd_tracer_sym(c->t, e->pid, e->stack[i], sym, sizeof(sym)));
 		jw_obj_close(w);
 	}
@@ -173,7 +168,7 @@ static void json_event(struct rd_trace_out *c, const struct rt_event *e, double 
 	jw_ku64(w, "tid", e->tid);
 	jw_kstr(w, "comm", e->comm);
 	jw_ku64(w, "cpu", e->cpu);
-	jw_kstr(w, "event", event_name(e->type));
+	jw_kstr(w, "kind", event_name(e->type));
 	switch (e->type) {
 	case RT_EV_ABORT:
 		json_abort(c, e, si, insn);
@@ -334,6 +329,7 @@ int rd_out_summary(struct rd_trace_out *c, int top, bool final)
 		rd_summary_since(&s, &c->prev);
 	if (rd.json) {
 		jw_obj_open(c->w);
+		jw_kstr(c->w, "kind", "summary");
 		jw_key(c->w, "summary");
 		jw_obj_open(c->w);
 		jw_kbool(c->w, "final", final);

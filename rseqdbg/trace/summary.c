@@ -370,21 +370,13 @@ void rd_summary_print(const struct rd_summary *s, int top, FILE *f)
 	print_losses(s, f);
 }
 
-void rd_json_secinfo(struct jw *w, const struct rd_secinfo *si)
+void rd_json_section(struct jw *w, const struct rd_secinfo *si, uint64_t start_ip,
+		     uint64_t post_commit_offset, uint64_t abort_ip)
 {
-	const struct elfscan_loc *l = si ? &si->loc : NULL;
-
-	jw_kstr(w, "function", l ? l->func : NULL);
-	jw_kstr(w, "section", l && !l->func ? l->section : NULL);
-	jw_kstr(w, "file", l && l->line > 0 ? l->file : NULL);
-	jw_key(w, "line");
-	if (l && l->line > 0)
-		jw_u64(w, (uint64_t)l->line);
-	else
-		jw_null(w);
-	rd_json_inlined(w, si ? si->es : NULL, si ? si->link_start : 0,
-			l ? l : &(const struct elfscan_loc){0});
-	jw_kstr(w, "module", si ? si->module : NULL);
+	/* Its start is symbolized already; without the file the other locations are addresses. */
+	rd_json_section_members(w, si ? si->es : NULL, si && si->es ? start_ip - si->link_start : 0,
+				si ? si->module : NULL, start_ip, post_commit_offset, abort_ip,
+				si ? &si->loc : NULL);
 }
 
 static void json_causes(struct jw *w, const char *key, const __u64 *c)
@@ -485,10 +477,7 @@ static void json_section(const struct rd_summary *s, const struct rd_sum_section
 	jw_obj_open(w);
 	jw_ku64(w, "pid", e->key.tgid);
 	jw_kstr(w, "comm", e->v.comm);
-	rd_json_secinfo(w, e->si);
-	jw_ku64(w, "start_ip", e->key.start_ip);
-	jw_ku64(w, "post_commit_offset", e->v.post_commit_offset);
-	jw_ku64(w, "abort_ip", e->v.abort_ip);
+	rd_json_section(w, e->si, e->key.start_ip, e->v.post_commit_offset, e->v.abort_ip);
 	jw_kstr(w, "abort_handler", handler_name(e, hbuf, sizeof(hbuf)));
 	jw_ku64(w, "aborts", e->aborts);
 	json_entries(w, s, e->v.entries_kernel + e->v.entries_user, e->v.entries_user);

@@ -79,8 +79,10 @@ void rd_summary_since(struct rd_summary *s, const struct rd_summary *prev);
 void rd_summary_print(const struct rd_summary *s, int top, FILE *f);
 void rd_summary_json(const struct rd_summary *s, struct jw *w, int top);
 
-/* The members "function", "file", "line" and "module" of a section (null when unknown). */
-void rd_json_secinfo(struct jw *w, const struct rd_secinfo *si);
+/* The members of a section object (schemas/common.json) for a section at start_ip, symbolized
+ * by si (NULL when unknown). */
+void rd_json_section(struct jw *w, const struct rd_secinfo *si, uint64_t start_ip,
+		     uint64_t post_commit_offset, uint64_t abort_ip);
 
 /* "preemption", "signal", "migration", "deferred", "unknown". */
 const char *rd_cause_name(uint32_t cause);

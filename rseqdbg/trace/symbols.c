@@ -99,13 +99,16 @@ void rd_tracer_learn_file(struct rd_tracer *t, const char *path)
 	struct elfscan_opts opts = {.sz = sizeof(opts)};
 	struct elfscan *es;
 	struct stat st;
+	char *abs;
 
 	rd_debuginfod_opts(&opts);
 	if (stat(path, &st) || file_find(t, st.st_dev, st.st_ino))
 		return;
-	if (elfscan_open(path, &opts, &es))
-		return;
-	file_add(t, st.st_dev, st.st_ino, path, es);
+	/* Named as the process's maps name it: events give the module by its absolute path. */
+	abs = realpath(path, NULL);
+	if (abs && !elfscan_open(abs, &opts, &es))
+		file_add(t, st.st_dev, st.st_ino, abs, es);
+	free(abs);
 }
 
 static const struct pidmod *pidmod_find(const struct pidmap *pm, uint64_t addr)
@@ -245,6 +248,18 @@ const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *b
 		return buf;
 	}
 	return rd_modsym_str(sf->es, sf->path, addr - m->bias, buf, len);
+}
+
+void rd_tracer_json_loc(struct rd_tracer *t, struct jw *w, pid_t pid, uint64_t addr)
+{
+	struct pidmap *pm = pid_find(t, pid);
+	const struct pidmod *m = pidmod_find(pm, addr);
+	struct symfile *sf = m ? file_find(t, m->dev, m->ino) : NULL;
+
+	if (sf)
+		rd_json_loc_members(w, sf->es, addr - m->bias, m->bias, sf->path);
+	else
+		rd_json_loc_members(w, NULL, addr, 0, NULL);
 }
 
 void rd_tracer_syms_free(struct rd_tracer *t)

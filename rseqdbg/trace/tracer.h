@@ -80,6 +80,8 @@ void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid);
 void rd_tracer_learn_file(struct rd_tracer *t, const char *path);
 /* Symbolize a user stack address of pid: "func+0x12 (file:line)" or "module+0x..". */
 const char *rd_tracer_sym(struct rd_tracer *t, pid_t pid, uint64_t addr, char *buf, size_t len);
+/* The same as the members of a location object (rd_json_loc_members()). */
+void rd_tracer_json_loc(struct rd_tracer *t, struct jw *w, pid_t pid, uint64_t addr);
 
 /* Read the maps into s (rd_summary_free() it). */
 int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s);

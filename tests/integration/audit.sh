@@ -141,7 +141,7 @@ for s in "$TOP/$SRC"/rseq*.S; do
 	got=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(" ".join("%016x" % f["address"] for u in d["files"] for f in u["findings"]
+print(" ".join("%016x" % f["addr"] for u in d["files"] for f in u["findings"]
 	       if f["check"] == sys.argv[2]))' "$TMP/$n-bad.out" "$id")
 	if grep -qw "$want" <<<"$got"; then
 		pass "$n-bad: $id points at audit_expect"
@@ -259,15 +259,16 @@ assert f["path"] == "rseq032-call-bad" and f["arch"] == "x86_64" and f["sections
 assert f["summary"] == {"errors": 1, "warnings": 0, "info": 0}
 x = f["findings"][0]
 assert x["check"] == "RSEQ032" and x["severity"] == "error"
-assert x["address"] == int(sys.argv[2], 16) and x["start_ip"] == int(sys.argv[3], 16)
-assert x["function"] == "f" and x["file"].endswith("rseq032-call.S")
-assert x["line"] == int(sys.argv[4])
+assert x["addr"] == int(sys.argv[2], 16) and x["start_ip"] == int(sys.argv[3], 16)
+loc = x["location"]
+assert loc["addr"] == x["start_ip"] and loc["function"] == "f" and loc["file"].endswith("rseq032-call.S")
+assert loc["line"] == int(sys.argv[4])
 assert "section f (rseq032-call.S:%s)" % sys.argv[4] in x["message"] and x["hint"]
 assert d["summary"]["errors"] == 1 and d["fail_on"] == "error"
 EOF
-	pass "--json: check, severity, message, hint, address, start_ip, function, file, line"
+	pass "--json: check, severity, message, hint, addr, start_ip, and the location: function, file, line"
 else
-	fail "--json: check, severity, message, hint, address, start_ip, function, file, line"
+	fail "--json: check, severity, message, hint, addr, start_ip, and the location: function, file, line"
 fi
 
 # --- golden outputs (messages, grouping, formats), byte for byte -----------------------------
@@ -308,7 +309,7 @@ for v in "${!AWANT[@]}"; do
 	got=$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(" ".join("%016x" % f["address"] for u in d["files"] for f in u["findings"]))' \
+print(" ".join("%016x" % f["addr"] for u in d["files"] for f in u["findings"]))' \
 		"$TMP/aarch64-$v.out")
 	# the signature finding points at the 4 bytes before abort_ip, not at audit_expect
 	[ "$v" = sig ] && want=$(printf '%016x' $((0x$(nm "$A/$v" | awk '$3 == "rseq_abort_f" { print $1 }') - 4)))

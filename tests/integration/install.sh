@@ -22,6 +22,9 @@ for f in bin/rseqdbg lib/libelfscan.a lib/pkgconfig/libelfscan.pc include/elfsca
 	share/man/man1/rseqdbg-scan.1 share/man/man1/rseqdbg-audit.1 share/man/man1/rseqdbg-step.1 \
 	share/man/man1/rseqdbg-trace.1 share/man/man1/rseqdbg-stat.1 share/man/man3/libelfscan.3 \
 	share/man/man1/rseqdbg-exporter.1 share/rseqdbg/rseqdbg-gdb.py \
+	share/rseqdbg/schemas/common.json share/rseqdbg/schemas/scan.json \
+	share/rseqdbg/schemas/audit.json share/rseqdbg/schemas/step.json \
+	share/rseqdbg/schemas/trace.json share/rseqdbg/schemas/stat.json \
 	lib/systemd/system/rseqdbg-exporter.service; do
 	check "installed $f" test -f "$root$prefix/$f"
 done

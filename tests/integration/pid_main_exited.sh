@@ -161,15 +161,15 @@ if rc:
 other = {e['tid'] for e in ev if 'tid' in e} - {tid}
 if other:
     sys.exit('events of threads %s' % other)
-sums = [e for e in ev if e['type'] == 'summary']
-passages = [e for e in ev if e['type'] == 'passage']
+sums = [e for e in ev if e['kind'] == 'summary']
+passages = [e for e in ev if e['kind'] == 'passage']
 if len(sums) != 1 or sums[0]['end'] != 'count' or sums[0]['instructions'] != 200:
     sys.exit('summary %s' % sums)
 if not passages or sums[0]['passages'] != len(passages):
     sys.exit('%d passages, the summary says %d' % (len(passages), sums[0]['passages']))
 for p in passages:
     s = p['section']
-    if (s['start'], s['post_commit'], s['abort']) not in secs:
+    if (s['start_ip'], s['post_commit_ip'], s['abort_ip']) not in secs:
         sys.exit('passage through %s, not a section scan found' % s)
 print(len(passages), 'passages,', sums[0]['commits'], 'committed')
 EOF
@@ -207,14 +207,14 @@ rc, pid = int(sys.argv[4]), int(sys.argv[3])
 handlers = {s['abort_ip'] for s in json.load(open(sys.argv[2]))['files'][0]['sections']}
 if rc:
     sys.exit('exit %d' % rc)
-summ = [json.loads(l)['summary'] for l in open(sys.argv[1]) if l.startswith('{"summary"')]
+summ = [json.loads(l)['summary'] for l in open(sys.argv[1]) if l.startswith('{"kind":"summary"')]
 if not summ:
     sys.exit('no summary')
 u = summ[-1]['uprobes']
 if u['attached'] != len(handlers) or u['failed']:
     sys.exit('uprobes %s, the workload has %d abort handlers' % (u, len(handlers)))
 secs = [s for s in summ[-1]['sections'] if s['pid'] == pid]
-if any(s['function'] != 'worker' for s in secs):
+if any(s['start']['function'] != 'worker' for s in secs):
     sys.exit('sections %s' % secs)
 print('%d uprobe, %d aborts' % (u['attached'], summ[-1]['aborts']))
 EOF

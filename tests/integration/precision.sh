@@ -84,7 +84,8 @@ if rep.get("result") != "ok":
     errs.append("workload: %s" % rep.get("result"))
 got = {}
 for s in d["sections"]:
-    name = s["inlined"][0]["function"] if s["inlined"] else s["function"]
+    st = s["start"]
+    name = st["inlined"][0]["function"] if st["inlined"] else st["function"]
     got[name] = (s["aborts"], s["handler_entries"], s["user_aborts"])
 for op in ("pcpu_addv", "pcpu_cmpeqv_storev"):
     k, h, u = (int(rep["section.%s.%s" % (op, x)]) for x in ("kernel_aborts", "handler_entries", "user_branches"))
@@ -173,7 +174,7 @@ fi
 
 # trace: the summary, and one user-abort event per branch
 "$RSEQDBG" trace --json --events user-abort -- "$W" "${ARGS[@]}" --out "$TMP/trace.txt" >"$TMP/trace.json" 2>/dev/null
-ev=$(grep -c '"event":"user-abort"' "$TMP/trace.json")
+ev=$(grep -c '"kind":"user-abort"' "$TMP/trace.json")
 if why=$(python3 "$TMP/check.py" "$TMP/trace.json" "$TMP/trace.txt" uprobes "$ev"); then
 	pass "trace: summary exact per section, one user-abort event per branch ($ev)"
 else
@@ -183,8 +184,8 @@ check "trace: a user-abort event names its section by its inline chain" python3 
 import json, sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
-    if e.get("event") == "user-abort":
-        assert e["section"]["inlined"][0]["function"] in ("pcpu_addv", "pcpu_cmpeqv_storev"), e
+    if e.get("kind") == "user-abort":
+        assert e["section"]["start"]["inlined"][0]["function"] in ("pcpu_addv", "pcpu_cmpeqv_storev"), e
         assert e["section"]["abort_ip"] - e["section"]["start_ip"] > e["section"]["post_commit_offset"], e
         sys.exit(0)
 sys.exit(1)' "$TMP/trace.json"

@@ -298,15 +298,15 @@ for t in doc['threads']:
     i = t['inside']
     if not i:
         continue
-    if i['module'] != sys.argv[3]:
-        sys.exit('inside module %s' % i['module'])
-    m = [m for m in doc['modules'] if m['path'] == i['module']][0]
+    if i['start']['module'] != sys.argv[3] or i['at']['module'] != sys.argv[3]:
+        sys.exit('inside module %s' % i['start']['module'])
+    m = [m for m in doc['modules'] if m['path'] == i['start']['module']][0]
     s = [s for s in m['sections'] if s['start_ip'] == i['start_ip']]
     if len(s) != 1 or s[0]['abort_ip'] != i['abort_ip']:
         sys.exit('inside %s matches no section' % i)
     if not (s[0]['start_ip'] <= t['ip'] < s[0]['post_commit_ip']):
         sys.exit('ip %#x not in [%#x, %#x)' % (t['ip'], s[0]['start_ip'], s[0]['post_commit_ip']))
-    fn = i['function']
+    fn = i['at']['function']
     if fn not in syms or not (syms[fn] + m['bias'] <= t['ip']):
         sys.exit('function %s' % fn)
     if t['rseq_cs'] == 0:

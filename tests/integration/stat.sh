@@ -58,7 +58,8 @@ linesdir = sys.argv[4]
 errs = []
 mine = {}
 for s in d['sections']:
-    mine[s['function']] = mine.get(s['function'], 0) + s['aborts']
+    f = s['start']['function']
+    mine[f] = mine.get(f, 0) + s['aborts']
 theirs = {k.split('.')[1]: int(v) for k, v in rep.items()
           if k.startswith('section.') and k.endswith('.aborts') and int(v) > 0}
 if mine != theirs:
@@ -87,13 +88,13 @@ if expect == 'migrate':
 if d['cpu_id_updates'] <= 0:
     errs.append('no cpu_id updates')
 for s in d['sections']:
-    f = s['function']
+    f = s['start']['function']
     try:
         lines = open('%s/%s' % (linesdir, f)).read().split()
     except OSError:
         errs.append('section %r is not one of the workload\'s' % f)
         continue
-    where = '%s:%s' % ((s['file'] or '').rsplit('/', 1)[-1], s['line'])
+    where = '%s:%s' % ((s['start']['file'] or '').rsplit('/', 1)[-1], s['start']['line'])
     if where not in lines:
         errs.append('%s named at %s, its instructions are at %s' % (f, where, ' '.join(lines)))
 print('; '.join(errs))
@@ -164,7 +165,7 @@ for f in sys.argv[2:]:
                        if k.startswith("section.") and k.endswith(".aborts") and int(v) > 0))
 got = {}
 for s in d["sections"]:
-    got.setdefault(s["pid"], []).append((s["function"], s["aborts"]))
+    got.setdefault(s["pid"], []).append((s["start"]["function"], s["aborts"]))
 got = sorted(sorted(v) for v in got.values())
 assert got == sorted(want), (got, want)
 ' "$TMP/kids.json" "$TMP/kid1.txt" "$TMP/kid2.txt"

@@ -51,18 +51,18 @@ run_case() {
 	commits=$(kv "$rep" "section.$fn.commits")
 	aborts=$(kv "$rep" "section.$fn.aborts")
 	exits=$(kv "$rep" "section.$fn.exits")
-	passages=$(jcount "$out" '"type":"passage"')
+	passages=$(jcount "$out" '"kind":"passage"')
 	c=$(jcount "$out" '"result":"commit"')
 	a=$(jcount "$out" '"result":"abort"')
 	e=$(jcount "$out" '"result":"exit"')
-	grep -q '"type":"summary"' "$out" || why="no summary"
+	grep -q '"kind":"summary"' "$out" || why="no summary"
 	[ "$passages" = "$iters" ] || why="$why passages $passages != iterations $iters"
 	[ "$c" = "$commits" ] || why="$why commits $c != $commits"
 	[ "$a" = "$aborts" ] || why="$why aborts $a != $aborts"
 	[ "$e" = "$exits" ] || why="$why exits $e != $exits"
 	# every passage names the section's function (a signal's stop inside the section, an
 	# "inside" event, names it too)
-	[ "$(grep '"type":"passage"' "$out" | jcount - "\"function\":\"$fn\"")" = "$passages" ] ||
+	[ "$(grep '"kind":"passage"' "$out" | jcount - "\"function\":\"$fn\"")" = "$passages" ] ||
 		why="$why passage not named $fn"
 	if [ -z "$why" ]; then pass "$name ($iters passages: $c commits, $a aborts, $e exits)"; else fail "$name" "$why"; fi
 }
@@ -85,7 +85,7 @@ if objcopy --rename-section __rseq_cs=.data.hidden_cs \
 		"$hidden" --mode counter --iters 500 --out "$TMP/hidden.rep" >"$TMP/hidden.json" 2>&1
 	it=$(kv "$TMP/hidden.rep" section.wl_counter_add.iterations)
 	ab=$(kv "$TMP/hidden.rep" section.wl_counter_add.aborts)
-	np=$(jcount "$TMP/hidden.json" '"type":"passage"')
+	np=$(jcount "$TMP/hidden.json" '"kind":"passage"')
 	nr=$(jcount "$TMP/hidden.json" '"source":"rseq_cs"')
 	na=$(jcount "$TMP/hidden.json" '"result":"abort"')
 	if [ "$(kv "$TMP/hidden.rep" result)" = ok ] && [ "$np" = "$it" ] && [ "$nr" = "$np" ] &&
@@ -106,8 +106,8 @@ DL="$BUILD/tests/workloads/dlopen_host"
 	>"$TMP/dl.json" 2>&1
 rc=$?
 it=$(kv "$TMP/dl.rep" iterations)
-np=$(jcount "$TMP/dl.json" '"type":"passage"')
-nt=$(grep '"type":"passage"' "$TMP/dl.json" | grep -c '"function":"wl_counter_add".*"source":"table"')
+np=$(jcount "$TMP/dl.json" '"kind":"passage"')
+nt=$(grep '"kind":"passage"' "$TMP/dl.json" | grep -c '"function":"wl_counter_add".*"source":"table"')
 if [ $rc -eq 0 ] && [ "$(kv "$TMP/dl.rep" result)" = ok ] && [ "$np" = "$it" ] && [ "$nt" = "$it" ] &&
 	grep -q '"end":"exited"' "$TMP/dl.json"; then
 	pass "step through a dlopen: $np passages of the loaded object, known from its tables"
@@ -121,11 +121,11 @@ fi
 FE="$BUILD/tests/workloads/fork_exec"
 "$RSEQDBG" step --quiet --json --from main -- "$FE" --exec /bin/true >"$TMP/fe.json" 2>&1
 rc=$?
-if [ $rc -eq 0 ] && grep -q '"type":"fork".*child [0-9]* (not followed' "$TMP/fe.json" &&
-	grep -q '"type":"exec".*new image [^"]*/true"' "$TMP/fe.json" &&
-	grep -q '"type":"end".*program exited with status 0"' "$TMP/fe.json" &&
-	[ "$(grep -n '"type":"fork"' "$TMP/fe.json" | cut -d: -f1)" -lt \
-		"$(grep -n '"type":"exec"' "$TMP/fe.json" | cut -d: -f1)" ]; then
+if [ $rc -eq 0 ] && grep -q '"kind":"fork".*child [0-9]* (not followed' "$TMP/fe.json" &&
+	grep -q '"kind":"exec".*new image [^"]*/true"' "$TMP/fe.json" &&
+	grep -q '"kind":"end".*program exited with status 0"' "$TMP/fe.json" &&
+	[ "$(grep -n '"kind":"fork"' "$TMP/fe.json" | cut -d: -f1)" -lt \
+		"$(grep -n '"kind":"exec"' "$TMP/fe.json" | cut -d: -f1)" ]; then
 	pass "step reports fork and exec and steps on in the new image"
 else
 	fail "step reports fork and exec and steps on in the new image" "rc=$rc $(head -c 600 "$TMP/fe.json")"
@@ -133,7 +133,7 @@ fi
 
 # The exits of condexit are found by decoding the section (no table lists them).
 out="$TMP/condexit.json"
-if grep '"type":"passage"' "$TMP/step condexit.json" 2>/dev/null | grep -q '"result":"exit"'; then
+if grep '"kind":"passage"' "$TMP/step condexit.json" 2>/dev/null | grep -q '"result":"exit"'; then
 	pass "step condexit: exit found by decoding"
 else
 	fail "step condexit: exit found by decoding" "no passage left through an exit"
@@ -278,7 +278,7 @@ fi
 if grep -q '"end":"until"' "$TMP/until.json"; then pass "step --until"; else fail "step --until" "$(tail -1 "$TMP/until.json")"; fi
 "$RSEQDBG" step --json --from wl_counter_add --finish --count 1000 -- \
 	"$WL" --mode counter --iters 50 >"$TMP/finish.json" 2>&1
-last=$(grep '"type":"step"' "$TMP/finish.json" | tail -1)
+last=$(grep '"kind":"step"' "$TMP/finish.json" | tail -1)
 if grep -q '"end":"finish"' "$TMP/finish.json" && [[ "$last" == *'"insn":"ret"'* ]]; then
 	pass "step --finish"
 else
@@ -290,7 +290,7 @@ fi
 "$RSEQDBG" step --json --count 3 -- "$WL" --mode counter --iters 5 >"$TMP/first.json" 2>&1
 interp=$(readelf -l "$WL" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
 entry=$(readelf -h "$interp" 2>/dev/null | awk '/Entry point/ {print $4}')
-first_off=$(grep -m1 '"type":"step"' "$TMP/first.json" | sed -n 's/.*"module_offset":\([0-9]*\).*/\1/p')
+first_off=$(grep -m1 '"kind":"step"' "$TMP/first.json" | sed -n 's/.*"module_offset":\([0-9]*\).*/\1/p')
 if [ -n "$first_off" ] && [ -n "$entry" ] && [ $((first_off)) -eq $((entry)) ]; then
 	pass "step starts at the first instruction"
 else

@@ -22,7 +22,7 @@ for mode in default --single-step; do
 	timeout 120 "$RSEQDBG" step "${args[@]}" -- "$WL" $n >"$TMP/excl.$mode.json" 2>"$TMP/excl.$mode.err"
 	rc=$?
 	grep -v '^{' "$TMP/excl.$mode.json" >"$TMP/excl.$mode.out"
-	got=$(sed -n 's/.*"type":"summary".*"instructions":\([0-9]*\).*/\1/p' "$TMP/excl.$mode.json")
+	got=$(sed -n 's/.*"kind":"summary".*"instructions":\([0-9]*\).*/\1/p' "$TMP/excl.$mode.json")
 	r=$(kv "$TMP/excl.$mode.out" retries)
 	case $(uname -m) in
 	aarch64) want=$((5 + 7 * n + 9 * ${r:-0})) how="5 + 7 x $n + 9 x ${r:-?} retries" ;;

@@ -29,7 +29,7 @@ if [ ! -x "$WL" ]; then
 	exit
 fi
 kv() { sed -n "s/^$2=//p" "$1"; }
-js() { sed -n "s/.*\"type\":\"summary\".*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
+js() { sed -n "s/.*\"kind\":\"summary\".*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
 
 # Signals into the section: the workload signals each odd attempt once, and an odd attempt
 # spins long enough for the signal to land inside it, under a debugger too; even attempts
@@ -49,11 +49,11 @@ for try in 1 2 3 4; do
 	[ $rc -ne 124 ] || why="did not finish in 900 s (livelock?)"
 	[ $rc -eq 0 ] || why="$why rc=$rc $(tail -c 300 "$TMP/sig.err")"
 	[ "$(kv "$rep" result)" = ok ] || why="$why workload: $(kv "$rep" result)"
-	p=$(grep -c '"type":"passage"' "$out")
+	p=$(grep -c '"kind":"passage"' "$out")
 	c=$(grep -c '"result":"commit"' "$out")
 	a=$(grep -c '"result":"abort"' "$out")
 	l=$(grep -c '"result":"lost"' "$out")
-	inside=$(grep -c '"type":"signal".*during the passage' "$out")
+	inside=$(grep -c '"kind":"signal".*during the passage' "$out")
 	[ "$c" = "$(kv "$rep" commits)" ] || why="$why commits $c != $(kv "$rep" commits)"
 	[ "$l" = 0 ] || why="$why $l lost"
 	[ "$p" = "$(kv "$rep" iterations)" ] || why="$why passages $p != iterations $(kv "$rep" iterations)"

@@ -92,19 +92,19 @@ sigs="INT QUIT TERM HUP INT"
 for sig in $sigs; do
 	"$RSEQDBG" step --pid $p --tid "$worker" --json --quiet >"$TMP/s2.json" 2>"$TMP/s2.err" &
 	d=$!
-	wait_grep '"type":"passage"' "$TMP/s2.json"
+	wait_grep '"kind":"passage"' "$TMP/s2.json"
 	sleep 0.$((RANDOM % 5))
 	kill -$sig $d
 	wait $d
 	rc=$?
 	snapshot $p "$TMP/after2"
 	rounds=$((rounds + 1))
-	passages=$((passages + $(grep -c '"type":"passage"' "$TMP/s2.json")))
+	passages=$((passages + $(grep -c '"kind":"passage"' "$TMP/s2.json")))
 	state=$(awk '{print $3}' /proc/$p/stat)
 	tracer=$(awk '/TracerPid/ {print $2}' /proc/$p/status)
 	if [ $rc -ne 0 ] || ! cmp -s "$TMP/before2" "$TMP/after2" || [ "$tracer" != 0 ] ||
 		[ "$state" = t ] || ! grep -q '"end":"interrupted"' "$TMP/s2.json"; then
-		bad="$bad round $rounds ($sig): rc=$rc state=$state tracer=$tracer text $(cmp -s "$TMP/before2" "$TMP/after2" && echo same || echo differs) end $(sed -n 's/.*"type":"summary","end":"\([a-z]*\)".*/\1/p' "$TMP/s2.json") $(head -c 200 "$TMP/s2.err")"
+		bad="$bad round $rounds ($sig): rc=$rc state=$state tracer=$tracer text $(cmp -s "$TMP/before2" "$TMP/after2" && echo same || echo differs) end $(sed -n 's/.*"kind":"summary","end":"\([a-z]*\)".*/\1/p' "$TMP/s2.json") $(head -c 200 "$TMP/s2.err")"
 	fi
 done
 if [ -z "$bad" ] && [ "$passages" -gt 0 ]; then
@@ -125,7 +125,7 @@ snapshot $p "$TMP/before3"
 worker=$(ls /proc/$p/task | sort -n | sed -n 3p)
 "$RSEQDBG" step --pid $p --tid "$worker" --json --quiet --lock-others >"$TMP/s3.json" 2>&1 &
 d=$!
-wait_grep '"type":"passage"' "$TMP/s3.json"
+wait_grep '"kind":"passage"' "$TMP/s3.json"
 kill -INT $d
 wait $d
 rc=$?
@@ -164,7 +164,7 @@ wait_tasks $p 2
 "$RSEQDBG" step --pid $p --tid "$(ls /proc/$p/task | sort -n | sed -n 2p)" --quiet --json \
 	>"$TMP/s5.json" 2>&1 &
 d=$!
-wait_grep '"type":"passage"' "$TMP/s5.json"
+wait_grep '"kind":"passage"' "$TMP/s5.json"
 kill -KILL $p
 wait $d
 rc=$?

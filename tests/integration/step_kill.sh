@@ -82,7 +82,7 @@ for i in $(seq "$TRIALS"); do
 	reap $p 30
 	rc=$?
 	[ $rc -eq 0 ] && grep -qx "result=ok" "$TMP/r$i" || why="$why workload rc=$rc"
-	passages=$((passages + $(grep -c '"type":"passage"' "$TMP/s$i.json")))
+	passages=$((passages + $(grep -c '"kind":"passage"' "$TMP/s$i.json")))
 	if [ -z "$why" ]; then
 		survived=$((survived + 1))
 	else

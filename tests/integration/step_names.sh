@@ -27,7 +27,7 @@ nmaddr() { nm ${3:+"$3"} "$1" 2>/dev/null | awk -v s="$2" '$2 ~ /^[TtWi]$/ { sub
 # jfield LINE KEY: a number or string member of a JSON line
 jfield() { python3 -c 'import json, sys; v = json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"; }
 kv() { sed -n "s/^$2=//p" "$1"; }
-first_step() { grep -m1 '"type":"step"' "$1"; }
+first_step() { grep -m1 '"kind":"step"' "$1"; }
 
 # A library the program links: named once the loader mapped it. The first step is the
 # function's first instruction in that library, and every passage is its section's.
@@ -38,8 +38,8 @@ rc=$?
 s=$(first_step "$TMP/lh.json")
 mod=$(jfield "$s" module)
 off=$(jfield "$s" module_offset)
-np=$(grep -c '"type":"passage"' "$TMP/lh.json")
-nw=$(grep '"type":"passage"' "$TMP/lh.json" | grep -c '"function":"wl_counter_add"')
+np=$(grep -c '"kind":"passage"' "$TMP/lh.json")
+nw=$(grep '"kind":"passage"' "$TMP/lh.json" | grep -c '"function":"wl_counter_add"')
 if [ $rc -eq 0 ] && [ "${mod##*/}" = librseq_workload.so ] && [ -n "$want" ] &&
 	[ "$off" = $((want)) ] && [ "$(kv "$TMP/lh.rep" result)" = ok ] &&
 	[ "$np" = "$(kv "$TMP/lh.rep" iterations)" ] && [ "$nw" = "$np" ]; then
@@ -77,7 +77,7 @@ rc=$?
 s=$(first_step "$TMP/dl.json")
 mod=$(jfield "$s" module)
 off=$(jfield "$s" module_offset)
-np=$(grep -c '"type":"passage"' "$TMP/dl.json")
+np=$(grep -c '"kind":"passage"' "$TMP/dl.json")
 if [ $rc -eq 0 ] && [ "${mod##*/}" = librseq_workload.so ] && [ "$off" = $((want)) ] &&
 	[ "$(kv "$TMP/dl.rep" result)" = ok ] && [ "$np" = "$(kv "$TMP/dl.rep" iterations)" ]; then
 	pass "step --from a function of a dlopen'd library: stops at librseq_workload.so+$(printf %#x "$want"), $np passages"
@@ -105,7 +105,7 @@ fi
 	"$DL" --lib "$SO" --iters 5 >"$TMP/until.json" 2>"$TMP/until.err"
 rc=$?
 "$RSEQDBG" step --json --from host_start --until wl_counter_add --count 5000000 -- \
-	"$DL" --lib "$SO" --iters 5 2>/dev/null | grep '"type":"step"' | tail -1 >"$TMP/until.last"
+	"$DL" --lib "$SO" --iters 5 2>/dev/null | grep '"kind":"step"' | tail -1 >"$TMP/until.last"
 last=$(cat "$TMP/until.last")
 insn=$(jfield "$last" insn)
 if [ $rc -eq 0 ] && grep -q '"end":"until"' "$TMP/until.json" && grep -q '"passages":0,' "$TMP/until.json" &&
@@ -190,8 +190,8 @@ for op in pcpu_addv pcpu_cmpeqv_storev; do
 	else
 		locs="$off " # the exact place needs llvm-dwarfdump: the names are still checked
 	fi
-	inl=$(grep -m1 '"type":"passage"' "$TMP/$op.json" | python3 -c 'import json, sys
-s = json.loads(sys.stdin.read())["section"]
+	inl=$(grep -m1 '"kind":"passage"' "$TMP/$op.json" | python3 -c 'import json, sys
+s = json.loads(sys.stdin.read())["section"]["start"]
 print(s["function"], s["inlined"][0]["function"], s["file"])' 2>/dev/null)
 	if [ $rc -eq 0 ] && [ -n "$off" ] && [ "$locs" = "$off " ] &&
 		[ "$(jfield "$s" function)" = worker_main ] &&

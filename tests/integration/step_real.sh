@@ -140,11 +140,11 @@ PY
 	timeout 60 "$RSEQDBG" step --json --from __vdso_clock_gettime --finish -- "$date" \
 		>"$TMP/vdso.json" 2>&1
 	rc=$?
-	first=$(grep -m1 '"type":"step"' "$TMP/vdso.json")
-	nstep=$(grep -c '"type":"step"' "$TMP/vdso.json")
-	nvdso=$(grep '"type":"step"' "$TMP/vdso.json" | grep -c '"module":"\[vdso\]"')
+	first=$(grep -m1 '"kind":"step"' "$TMP/vdso.json")
+	nstep=$(grep -c '"kind":"step"' "$TMP/vdso.json")
+	nvdso=$(grep '"kind":"step"' "$TMP/vdso.json" | grep -c '"module":"\[vdso\]"')
 	off=$(sed -n 's/.*"module_offset":\([0-9]*\).*/\1/p' <<<"$first")
-	sum=$(grep '"type":"summary"' "$TMP/vdso.json")
+	sum=$(grep '"kind":"summary"' "$TMP/vdso.json")
 	ins=$(sed -n 's/.*"instructions":\([0-9]*\).*/\1/p' <<<"$sum")
 	stops=$(sed -n 's/.*"ptrace_stops":\([0-9]*\).*/\1/p' <<<"$sum")
 	if [ $rc -eq 0 ] && [ -n "$want" ] && [ -n "$off" ] && [ "$(printf %#x "$off")" = "$want" ] &&
@@ -154,7 +154,7 @@ PY
 		pass "step real: date's clock_gettime in the vDSO: $ins instructions, all named in [vdso] (entry at $want as its image says), $stops ptrace stops"
 	else
 		fail "step real: date's clock_gettime in the vDSO" \
-			"rc=$rc entry $want, first step offset ${off:-none}; $nvdso of $nstep steps in [vdso]; $ins instructions, $stops stops; $(grep -v '"type":"step"' "$TMP/vdso.json" | head -c 300)"
+			"rc=$rc entry $want, first step offset ${off:-none}; $nvdso of $nstep steps in [vdso]; $ins instructions, $stops stops; $(grep -v '"kind":"step"' "$TMP/vdso.json" | head -c 300)"
 	fi
 fi
 finish

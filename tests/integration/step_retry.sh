@@ -41,9 +41,9 @@ ev = []
 for line in open(path):
     if line.startswith("{"):
         ev.append(json.loads(line))
-pas = [e for e in ev if e.get("type") == "passage"]
-loops = [i for i, e in enumerate(ev) if e.get("type") == "retry-loop"]
-end = [e for e in ev if e.get("type") == "summary"]
+pas = [e for e in ev if e.get("kind") == "passage"]
+loops = [i for i, e in enumerate(ev) if e.get("kind") == "retry-loop"]
+end = [e for e in ev if e.get("kind") == "summary"]
 bad = []
 if commits != str(n):
     bad.append(f"program committed {commits} of {n}")
@@ -59,8 +59,8 @@ elif len(loops) != 1:
 elif "sc_alloc" not in ev[loops[0]]["message"]:
     bad.append("retry-loop event names no sc_alloc: " + ev[loops[0]]["message"])
 else:
-    after = [e for e in ev[loops[0]:] if e.get("type") == "passage"]
-    before = [e for e in ev[:loops[0]] if e.get("type") == "passage"]
+    after = [e for e in ev[loops[0]:] if e.get("kind") == "passage"]
+    before = [e for e in ev[:loops[0]] if e.get("kind") == "passage"]
     if not after or not all(p["retry_loop"] for p in after):
         bad.append("passages after the event not all retry_loop")
     if any(p["retry_loop"] for p in before):

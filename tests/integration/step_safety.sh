@@ -29,7 +29,7 @@ summary() {
 	python3 -c 'import json, sys
 for l in open(sys.argv[1]):
     d = json.loads(l)
-    if d.get("type") == "summary":
+    if d.get("kind") == "summary":
         print(d[sys.argv[2]])' "$1" "$2"
 }
 
@@ -58,9 +58,9 @@ start, post, exitl = int(start, 16), int(post, 16), int(exitl, 16)
 iters, every = int(iters), int(every)
 kv = dict(l.rstrip("\n").split("=", 1) for l in open(rep) if "=" in l)
 ev = [json.loads(l) for l in open(out)]
-ps = [e for e in ev if e["type"] == "passage"]
-nets = [e for e in ev if e["type"] == "safety-net"]
-summ = [e for e in ev if e["type"] == "summary"]
+ps = [e for e in ev if e["kind"] == "passage"]
+nets = [e for e in ev if e["kind"] == "safety-net"]
+summ = [e for e in ev if e["kind"] == "summary"]
 res = lambda r: sum(1 for p in ps if p["result"] == r)
 want_exits = (iters + every - 1) // every
 why = []
@@ -78,11 +78,11 @@ if len(nets) != int(kv["exits"]) or int(kv["parks"]) != int(kv["exits"]):
     why.append("%d safety-net events, %s parks, %s exits" % (len(nets), kv["parks"], kv["exits"]))
 for p in ps:
     s = p["section"]
-    if s["function"] != "si_indirect":
-        why.append("passage names %s" % s["function"]); break
-    bias = s["start"] - start
-    if s["post_commit"] - bias != post:
-        why.append("post_commit %#x, nm says %#x" % (s["post_commit"] - bias, post)); break
+    if s["start"]["function"] != "si_indirect":
+        why.append("passage names %s" % s["start"]["function"]); break
+    bias = s["start_ip"] - start
+    if s["post_commit_ip"] - bias != post:
+        why.append("post_commit %#x, nm says %#x" % (s["post_commit_ip"] - bias, post)); break
     lost = p["result"] == "lost"
     if p["safety_net"] != lost:
         why.append("safety_net %s on a %s passage" % (p["safety_net"], p["result"])); break
@@ -111,7 +111,7 @@ timeout 60 "$RSEQDBG" step --json --from si_indirect --count 1000000 --detach --
 	"$SI" --iters 8 --every 4 --park --noise-us 20000 --out "$TMP/sn.rep" >"$TMP/sn.json" \
 	2>"$TMP/sn.err"
 rc=$?
-nets=$(grep -c '"type":"safety-net"' "$TMP/sn.json")
+nets=$(grep -c '"kind":"safety-net"' "$TMP/sn.json")
 if [ $rc -eq 0 ] && [ "$(kv "$TMP/sn.rep" result)" = ok ] &&
 	[ "$nets" = "$(kv "$TMP/sn.rep" exits)" ]; then
 	pass "step safety net with another thread's signals every 20 ms: $nets lost passages found"
@@ -133,8 +133,8 @@ run_sig() {
 run_sig nosig --no-signals
 rc=$?
 seen=$(summary "$TMP/nosig.json" signals 2>/dev/null)
-events=$(grep -c '"type":"signal"' "$TMP/nosig.json")
-withheld=$(grep '"type":"signal"' "$TMP/nosig.json" | grep -c 'not delivered')
+events=$(grep -c '"kind":"signal"' "$TMP/nosig.json")
+withheld=$(grep '"kind":"signal"' "$TMP/nosig.json" | grep -c 'not delivered')
 if [ $rc -eq 0 ] && [ "$(kv "$TMP/nosig.rep" result)" = ok ] &&
 	[ "$(kv "$TMP/nosig.rep" signals)" = 0 ] && [ "${seen:-0}" -gt 0 ] &&
 	[ "$events" = "$seen" ] && [ "$withheld" = "$seen" ]; then

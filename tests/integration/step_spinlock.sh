@@ -78,8 +78,8 @@ run() {
 	rc=$?
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		stop_left
-		last=$(grep '"type":"summary"' "$out" | tail -1)
-		[ -n "$last" ] || last="$(grep -c '"type":"passage"' "$out") passages, no summary"
+		last=$(grep '"kind":"summary"' "$out" | tail -1)
+		[ -n "$last" ] || last="$(grep -c '"kind":"passage"' "$out") passages, no summary"
 		fail "step $name: finishes" "did not finish in $LIMIT s (livelock): $last"
 		return
 	fi
@@ -93,10 +93,10 @@ import json, sys
 out, rep, name = sys.argv[1:]
 kv = dict(l.rstrip("\n").split("=", 1) for l in open(rep) if "=" in l)
 ev = [json.loads(l) for l in open(out) if l.startswith("{")]
-ps = [e for e in ev if e["type"] == "passage"]
-nets = [e for e in ev if e["type"] == "safety-net"]
-loops = [e for e in ev if e["type"] == "retry-loop"]
-summ = [e for e in ev if e["type"] == "summary"]
+ps = [e for e in ev if e["kind"] == "passage"]
+nets = [e for e in ev if e["kind"] == "safety-net"]
+loops = [e for e in ev if e["kind"] == "retry-loop"]
+summ = [e for e in ev if e["kind"] == "summary"]
 def line(ok, what, why):
     print(("PASS: step %s: %s" % (name, what)) if ok else ("FAIL: step %s: %s: %s" % (name, what, why)))
 tids = sorted({p["tid"] for p in ps})

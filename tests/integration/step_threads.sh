@@ -28,7 +28,7 @@ attach_case() {
 	"$RSEQDBG" step --pid $p --tid "$worker" --json --until 0x1 "$@" >"$out" 2>&1 &
 	local d=$!
 	wait_for -p $d -i 0.2 120 "$name: the stepped thread's first 30000 instructions" \
-		sh -c "[ \$(grep -c '\"type\":\"step\"' '$out') -ge 30000 ]"
+		sh -c "[ \$(grep -c '\"kind\":\"step\"' '$out') -ge 30000 ]"
 	for t in /proc/$p/task/*; do
 		t=${t##*/}
 		[ "$t" = "$worker" ] || [ "$t" = "$p" ] && continue
@@ -43,7 +43,7 @@ attach_case() {
 	local wrc=$?
 	echo "$states" >"$TMP/$name.states"
 	local passages
-	passages=$(grep -c '"type":"passage"' "$out")
+	passages=$(grep -c '"kind":"passage"' "$out")
 	if [ $rc -ne 0 ] || [ $wrc -ne 0 ] || [ "$(kv "$rep" result)" != ok ] || [ "$passages" -eq 0 ]; then
 		fail "$name" "rseqdbg rc=$rc workload rc=$wrc $(kv "$rep" result) passages=$passages $(tail -1 "$out")"
 		return 1
@@ -78,7 +78,7 @@ fi # quick
 "$RSEQDBG" step --json --quiet --from main --count 400000 --detach -- \
 	"$WL" --mode counter --threads 3 --iters 200 --out "$TMP/launch.rep" >"$TMP/launch.json" 2>&1
 rc=$?
-nthreads=$(grep -c '"type":"thread"' "$TMP/launch.json")
+nthreads=$(grep -c '"kind":"thread"' "$TMP/launch.json")
 if [ $rc -eq 0 ] && [ "$nthreads" -ge 3 ] && [ "$(kv "$TMP/launch.rep" result)" = ok ]; then
 	pass "step launch follows new threads ($nthreads reported)"
 else
@@ -96,11 +96,11 @@ rc=$?
 kill -TERM $p
 wait $p
 wrc=$?
-sigs=$(grep -c '"type":"signal"' "$TMP/sig.json")
+sigs=$(grep -c '"kind":"signal"' "$TMP/sig.json")
 if [ $rc -eq 0 ] && [ $wrc -eq 0 ] && [ "$(kv "$TMP/sig.rep" result)" = ok ] && [ "$sigs" -gt 0 ]; then
 	pass "step delivers signals to the stepped thread ($sigs seen)"
 else
-	fail "step delivers signals to the stepped thread" "rc=$rc wrc=$wrc signals=$sigs $(kv "$TMP/sig.rep" result) $(grep -v '"type":"signal"' "$TMP/sig.json" | tail -c 300)"
+	fail "step delivers signals to the stepped thread" "rc=$rc wrc=$wrc signals=$sigs $(kv "$TMP/sig.rep" result) $(grep -v '"kind":"signal"' "$TMP/sig.json" | tail -c 300)"
 fi
 
 # A call through a pointer that another thread keeps changing: the stepped thread goes where
@@ -117,7 +117,7 @@ for mode in default --single-step; do
 	timeout 120 "$RSEQDBG" step "${args[@]}" -- "$FLIP" --calls $n --out "$TMP/flip.$mode" \
 		>"$TMP/flip.$mode.json" 2>&1
 	rc=$?
-	got=$(sed -n 's/.*"type":"summary".*"instructions":\([0-9]*\).*/\1/p' "$TMP/flip.$mode.json")
+	got=$(sed -n 's/.*"kind":"summary".*"instructions":\([0-9]*\).*/\1/p' "$TMP/flip.$mode.json")
 	if [ $rc -eq 0 ] && [ "$got" = $((per * n + extra)) ] && [ "$(kv "$TMP/flip.$mode" result)" = ok ]; then
 		pass "step $mode: calls through a pointer another thread flips: $got instructions ($per x $n + $extra), $(kv "$TMP/flip.$mode" one) + $(kv "$TMP/flip.$mode" two) calls"
 	else

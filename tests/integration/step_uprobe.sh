@@ -47,7 +47,7 @@ if hold spin spin_cs "$WL" --iters 100000000 --spin 100000 --out "$TMP/held.rep"
 	timeout 900 "$RSEQDBG" step --quiet --json --detach --from spin_op -- \
 		"$WL" --iters 200 --spin 100000 --signal-us 500 --out "$rep" >"$out" 2>"$TMP/sig.err"
 	rc=$?
-	p=$(grep -c '"type":"passage"' "$out")
+	p=$(grep -c '"kind":"passage"' "$out")
 	c=$(grep -c '"result":"commit"' "$out")
 	a=$(grep -c '"result":"abort"' "$out")
 	l=$(grep -c '"result":"lost"' "$out")
@@ -85,7 +85,7 @@ if hold lock libpcpu_lock.so "$PLD" --iters 100000000 --out "$TMP/held-lock.rep"
 		"$PLD" --iters 20 --delay 2000 --hold-us 50 --stale-every 5 --out "$rep" \
 		>"$out" 2>"$TMP/lock.err"
 	rc=$?
-	p=$(grep -c '"type":"passage"' "$out")
+	p=$(grep -c '"kind":"passage"' "$out")
 	if [ $rc -eq 0 ] && [ "$(kv "$rep" result)" = ok ] && [ "$p" -gt 0 ]; then
 		pass "step uprobe: --from a dlopen'ed function with the loader probed by stat ($p passages)"
 	else

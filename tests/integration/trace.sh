@@ -125,7 +125,7 @@ summ = [l['summary'] for l in lines if 'summary' in l and l['summary']['final']]
 if len(summ) != 1:
     print('%d final summaries' % len(summ)); sys.exit(1)
 s = summ[0]
-aborts = [l for l in lines if l.get('event') == 'abort']
+aborts = [l for l in lines if l.get('kind') == 'abort']
 theirs = {k.split('.')[1]: int(v) for k, v in rep.items()
           if k.startswith('section.') and k.endswith('.aborts') and int(v) > 0}
 if pid is not None:
@@ -134,7 +134,8 @@ if pid is not None:
         errs.append('other processes traced: %s' % others)
 bysum = {}
 for x in s['sections']:
-    bysum[x['function']] = bysum.get(x['function'], 0) + x['aborts']
+    f = x['start']['function']
+    bysum[f] = bysum.get(f, 0) + x['aborts']
 # An abort is missed only when the kernel skipped both programs for it (one already running
 # on that CPU), which it counts: a shortfall within the backup's skips, said in the summary,
 # is the kernel's; any other difference is ours.
@@ -145,13 +146,14 @@ if bysum != theirs and (extra or short > s.get('backup_program_skipped', 0)):
                 % (bysum, theirs, s.get('backup_program_skipped')))
 byev = {}
 for a in aborts:
-    f = a['section']['function']
+    f = a['section']['start']['function']
     byev[f] = byev.get(f, 0) + 1
     try:
         ok = open('%s/%s' % (linesdir, f)).read().split()
     except (OSError, TypeError):
         errs.append('abort names section %r' % f); break
-    where = '%s:%s' % ((a['section']['file'] or '').rsplit('/', 1)[-1], a['section']['line'])
+    st = a['section']['start']
+    where = '%s:%s' % ((st['file'] or '').rsplit('/', 1)[-1], st['line'])
     if where not in ok:
         errs.append('abort in %s named at %s; its instructions are at %s' % (f, where, ' '.join(ok))); break
     if not a['insn'] or a['insn'] == '?':
@@ -296,7 +298,7 @@ check "trace summary: each section's abort handler named by function and source 
 s = [json.loads(l) for l in open(sys.argv[1])][-1]["summary"]
 assert s["sections"], "no sections"
 for x in s["sections"]:
-    assert re.fullmatch(r"%s\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\)" % x["function"],
+    assert re.fullmatch(r"%s\+0x[0-9a-f]+ \(rseq_workload\.S:[0-9]+\)" % x["start"]["function"],
                         x["abort_handler"] or ""), x["abort_handler"]' "$TMP/e.json"
 
 # Two -p: the trace ends once both have ended, not with the first; the second, running three
@@ -343,7 +345,7 @@ wait $T
 check "trace -t: only the chosen thread's aborts" python3 -c '
 import json, sys
 ls = [json.loads(l) for l in open(sys.argv[1])]
-ev = [l for l in ls if l.get("event") == "abort"]
+ev = [l for l in ls if l.get("kind") == "abort"]
 total = int([l for l in open(sys.argv[2]) if l.startswith("aborts=")][0].split("=")[1])
 assert ev and all(e["tid"] == int(sys.argv[3]) for e in ev), "other threads"
 s = ls[-1]["summary"]

@@ -90,11 +90,12 @@ for s in json.load(open(scan))["files"][0]["sections"]:
     want[key] = (st["function"], st["file"], st["line"], [x["function"] for x in st["inlined"]])
 assert all(w[0] and w[1] and w[2] for w in want.values()), want
 def name(sec):
-    return (sec["function"], sec["file"], sec["line"], [x["function"] for x in sec["inlined"]])
+    st = sec["start"]
+    return (st["function"], st["file"], st["line"], [x["function"] for x in st["inlined"]])
 errs, n = [], 0
 docs = [json.loads(l) for l in open(out) if l.startswith("{")]
 for d in docs:
-    if d.get("event") != "abort":
+    if d.get("kind") != "abort":
         continue
     n += 1
     sec = d["section"]
@@ -103,7 +104,7 @@ for d in docs:
         errs.append("abort in a section the scan does not have: %s" % sec)
     elif mode == "named" and name(sec) != want[key]:
         errs.append("abort named %s, the unstripped binary's scan says %s" % (name(sec), want[key]))
-    elif mode == "unnamed" and (sec["function"] or sec["file"] or sec["line"]):
+    elif mode == "unnamed" and any(name(sec)[:3]):
         errs.append("abort named %s with no debug information to be had" % (name(sec),))
 sums = [d.get("summary", d) for d in docs if "summary" in d or "sections" in d]
 if not sums:
@@ -115,7 +116,7 @@ else:
     for s in secs:
         if mode == "named" and name(s) not in want.values():
             errs.append("summary section named %s, not one of %s" % (name(s), list(want.values())))
-        elif mode == "unnamed" and s["function"]:
+        elif mode == "unnamed" and s["start"]["function"]:
             errs.append("summary section named %s" % (name(s),))
 if len(sys.argv) > 4 and n == 0:
     errs.append("no abort event")
