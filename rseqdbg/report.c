@@ -28,6 +28,7 @@ int rd_error(const char *fmt, ...)
 	va_end(ap);
 	if (rd.json && rd.jw) {
 		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "kind", "error");
 		jw_kstr(rd.jw, "error", msg);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
@@ -47,6 +48,7 @@ void rd_file_error(const char *path, const char *msg)
 	rd.json = json;
 	if (json) {
 		jw_obj_open(rd.jw);
+		jw_kstr(rd.jw, "kind", "error");
 		jw_kstr(rd.jw, "path", path);
 		jw_kstr(rd.jw, "error", line);
 		jw_obj_close(rd.jw);

@@ -242,7 +242,7 @@ gone() {
 		check "$1: $cmd --json --pid: exit 2, an error document" python3 -c '
 import json, re, sys
 doc = json.load(open(sys.argv[1]))
-sys.exit(not (int(sys.argv[3]) == 2 and list(doc) == ["error"] and re.search(sys.argv[2], doc["error"])))' \
+sys.exit(not (int(sys.argv[3]) == 2 and list(doc) == ["kind", "error"] and doc["kind"] == "error" and re.search(sys.argv[2], doc["error"])))' \
 			"$TMP/gone.json" "$3" "$rc"
 	done
 }
