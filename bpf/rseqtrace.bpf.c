@@ -38,6 +38,14 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct rt_config rt_cfg = {};
 
+/* Set by user space when it stops holding processes (before it exits, or when the command is
+ * over): no process is stopped once a program has read it. A program that may stop one counts
+ * itself in rt_hold_inflight around the check, so that user space, which sets the flag before
+ * it reads the count, waits only for those already past the check, then continues what they
+ * stopped. (The locked add is a full barrier on x86; BPF before v3 has no fetching atomics.) */
+volatile __u32 rt_unheld;
+__u32 rt_hold_inflight;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* entries are created rarely; load stays quick */
@@ -722,12 +730,18 @@ static __always_inline void announce_modules(struct task_struct *t, __u32 type)
 	__builtin_memset(n, 0, sizeof(*n));
 	n->type = type;
 	n->pid = t->tgid;
-	if (rt_cfg.hold) {
+	if (!rt_cfg.hold) {
+		bpf_ringbuf_submit(n, 0);
+		return;
+	}
+	__sync_fetch_and_add(&rt_hold_inflight, 1);
+	if (!rt_unheld) {
 		n->held = !bpf_send_signal(RT_SIGSTOP);
 		if (s)
 			__sync_fetch_and_add(n->held ? &s->holds : &s->hold_misses, 1);
 	}
 	bpf_ringbuf_submit(n, 0);
+	__sync_fetch_and_add(&rt_hold_inflight, -1);
 }
 
 /* A process counted before it called execve (the command of `stat`, counted from its fork)

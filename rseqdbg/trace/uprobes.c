@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "common.h"
@@ -32,37 +36,118 @@ static int file_offset(const struct elfscan *es, uint64_t addr, uint64_t *off)
 	return -ENOENT;
 }
 
-static int add_link(struct rd_tracer *t, struct bpf_link *l)
-{
-	struct bpf_link **v;
+/* BPF_LINK_CREATE of a multi-uprobe link (Linux 6.6), which Debian 12's headers and libbpf 1.1
+ * predate: the command, the attach type and the head of union bpf_attr as the kernel reads
+ * them (the rest of the union is zero). */
+#define RD_BPF_LINK_CREATE 28
+#define RD_BPF_TRACE_UPROBE_MULTI 48
 
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__aligned_u64 path;
+	__aligned_u64 offsets;
+	__aligned_u64 ref_ctr_offsets;
+	__aligned_u64 cookies;
+	__u32 cnt;
+	__u32 uflags; /* BPF_F_UPROBE_MULTI_RETURN: not used */
+	__u32 pid;    /* 0: every process; the programs filter */
+	__u32 pad;
+};
+
+void rd_tracer_uprobes_prepare(struct rd_tracer *t)
+{
+	if (!t->uprobe_multi)
+		return;
+	bpf_program__set_expected_attach_type(t->skel->progs.abort_handler,
+					      (enum bpf_attach_type)RD_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(t->skel->progs.loader_state,
+					      (enum bpf_attach_type)RD_BPF_TRACE_UPROBE_MULTI);
+}
+
+/* One link of n uprobes on path, its fd or -errno. */
+static int link_multi(const struct bpf_program *prog, const char *path, const uint64_t *offs,
+		      const uint64_t *cookies, size_t n)
+{
+	struct uprobe_multi_attr a = {
+	    .prog_fd = (__u32)bpf_program__fd(prog),
+	    .attach_type = RD_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uintptr_t)path,
+	    .offsets = (uintptr_t)offs,
+	    .cookies = (uintptr_t)cookies,
+	    .cnt = (__u32)n,
+	};
+	long fd = syscall(__NR_bpf, RD_BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static struct uplink *add_link(struct rd_tracer *t, struct uplink l)
+{
 	if (t->nuprobes == t->capuprobes) {
 		size_t cap = t->capuprobes ? 2 * t->capuprobes : 16;
+		struct uplink *v = realloc(t->uprobes, cap * sizeof(*v));
 
-		v = realloc(t->uprobes, cap * sizeof(*v));
 		if (!v) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
+			if (l.link)
+				bpf_link__destroy(l.link);
+			else
+				close(l.fd);
+			return NULL;
 		}
 		t->uprobes = v;
 		t->capuprobes = cap;
 	}
-	t->uprobes[t->nuprobes++] = l;
-	return 0;
+	t->uprobes[t->nuprobes] = l;
+	return &t->uprobes[t->nuprobes++];
 }
 
-/* One uprobe per abort handler (sections sharing one count on the first of them). */
+/* Uprobes on path at offs[i] with cookies[i], for prog: one multi-uprobe link, or one link per
+ * uprobe when that one fails (the kernel refuses the whole link for one instruction it cannot
+ * probe) or the kernel has no such links. How many were attached; the last link made (NULL
+ * for none) in *last. */
+static size_t attach(struct rd_tracer *t, const struct bpf_program *prog, const char *path,
+		     const uint64_t *offs, const uint64_t *cookies, size_t n, struct uplink **last)
+{
+	size_t ok = 0;
+	int fd;
+
+	*last = NULL;
+	if (t->uprobe_multi && n > 1 && (fd = link_multi(prog, path, offs, cookies, n)) >= 0) {
+		*last = add_link(t, (struct uplink){.fd = fd});
+		return *last ? n : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct uplink l = {.fd = -1};
+
+		if (t->uprobe_multi) {
+			l.fd = link_multi(prog, path, &offs[i], &cookies[i], 1);
+		} else {
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i]);
+
+			l.link = bpf_program__attach_uprobe_opts(prog, -1, path, offs[i], &uo);
+		}
+		if ((l.link || l.fd >= 0) && (*last = add_link(t, l)))
+			ok++;
+	}
+	return ok;
+}
+
+/* The uprobes of one file's abort handlers (sections sharing one count on the first of them). */
 void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan *es)
 {
-	struct bpf_program *prog = t->skel->progs.abort_handler;
-	size_t n = elfscan_count(es);
+	size_t n = elfscan_count(es), k = 0, ok;
+	uint64_t *offs, *cookies;
+	struct uplink *last;
 
 	if (!t->uprobes_on || !n)
 		return;
-	for (size_t i = 0; i < n; i++) {
+	offs = calloc(n, sizeof(*offs));
+	cookies = calloc(n, sizeof(*cookies));
+	for (size_t i = 0; offs && cookies && i < n; i++) {
 		const struct elfscan_cs *cs = elfscan_get(es, i);
-		LIBBPF_OPTS(bpf_uprobe_opts, uo);
-		struct bpf_link *l;
 		uint64_t off, delta = cs->abort_ip - cs->start_ip;
 		bool seen = false;
 
@@ -71,15 +156,18 @@ void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan
 		if (seen || cs->post_commit_offset > UINT32_MAX || delta > UINT32_MAX ||
 		    file_offset(es, cs->abort_ip, &off))
 			continue;
-		uo.bpf_cookie = RT_COOKIE(delta, cs->post_commit_offset);
-		l = bpf_program__attach_uprobe_opts(prog, -1, path, off, &uo);
-		if (!l) {
-			t->uprobe_failures++;
-			continue;
-		}
-		if (add_link(t, l))
-			t->uprobe_failures++;
+		offs[k] = off;
+		cookies[k++] = RT_COOKIE(delta, cs->post_commit_offset);
 	}
+	if (!offs || !cookies) {
+		t->uprobe_failures += n;
+	} else {
+		ok = attach(t, t->skel->progs.abort_handler, path, offs, cookies, k, &last);
+		t->uprobes_attached += ok;
+		t->uprobe_failures += k - ok;
+	}
+	free(offs);
+	free(cookies);
 }
 
 /* The interpreter (PT_INTERP) of the program process pid runs, as a path through its root
@@ -113,12 +201,30 @@ static bool interp_path(pid_t pid, char *buf, size_t len)
 	return found && snprintf(buf, len, "/proc/%d/root%s", (int)pid, interp) < (int)len;
 }
 
+/* The file offset of the loader's _dl_debug_state. */
+static int loader_offset(const char *path, uint64_t *off)
+{
+	struct elfscan_opts opts = {.sz = sizeof(opts), .no_debuginfo = true};
+	struct elfscan *es;
+	uint64_t addr;
+	int err = elfscan_open(path, &opts, &es);
+
+	if (err)
+		return err;
+	err = elfscan_resolve(es, "_dl_debug_state", &addr);
+	if (!err)
+		err = file_offset(es, addr, off);
+	elfscan_close(es);
+	return err;
+}
+
 void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
 	char path[PATH_MAX + 64];
+	struct uplink *link = NULL;
 	struct loader *v;
 	struct stat st;
+	uint64_t off, cookie = 0;
 
 	if (!t->hold || !interp_path(pid, path, sizeof(path)) || stat(path, &st))
 		return;
@@ -131,22 +237,75 @@ void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 	t->loaders = v;
 	/* A loader without the symbol (not glibc's or musl's) announces nothing: its libraries
 	 * are probed at their first abort, or at the next exec. */
-	v[t->nloaders++] = (struct loader){
-	    .dev = st.st_dev,
-	    .ino = st.st_ino,
-	    .link = bpf_program__attach_uprobe_opts(t->skel->progs.loader_state, -1, path, 0, &uo),
-	};
+	if (!loader_offset(path, &off))
+		attach(t, t->skel->progs.loader_state, path, &off, &cookie, 1, &link);
+	v[t->nloaders++] = (struct loader){.dev = st.st_dev, .ino = st.st_ino};
+}
+
+static int uplink_fd(const struct uplink *l)
+{
+	return l->link ? bpf_link__fd(l->link) : l->fd;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* In a child: close every fd but fd. */
+static void keep_only(int fd)
+{
+	if (fd > 0)
+		close_range(0, (unsigned int)fd - 1, 0);
+	close_range((unsigned int)fd + 1, ~0U, 0);
+}
+
+/* Removing a uprobe waits for the kernel's grace periods (synchronize_rcu_tasks_trace, about
+ * 0.1 s on 6.18): once per perf-event uprobe, once per multi-uprobe link. So the last
+ * reference to each link is left to a process of its own, one per link so that their waits
+ * overlap, that exits at once and removes it; the tracer goes on without waiting. Their
+ * parent, which only starts them, is reaped here, they by init. fds is sorted. */
+static void release_in_background(const int *fds, size_t n)
+{
+	pid_t pid = n ? fork() : -1;
+
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "rseqdbg-detach");
+		for (size_t i = 0; i < n; i++) {
+			if (fork() == 0) {
+				keep_only(fds[i]);
+				_exit(0);
+			}
+		}
+		_exit(0);
+	}
+	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 void rd_tracer_uprobes_free(struct rd_tracer *t)
 {
-	for (size_t i = 0; i < t->nloaders; i++)
-		bpf_link__destroy(t->loaders[i].link);
+	size_t n = 0;
+	int *fds = malloc((t->nuprobes + 1) * sizeof(*fds));
+
+	for (size_t i = 0; fds && i < t->nuprobes; i++)
+		fds[n++] = uplink_fd(&t->uprobes[i]);
+	if (fds) {
+		qsort(fds, n, sizeof(*fds), cmp_int);
+		release_in_background(fds, n);
+	}
+	free(fds);
 	free(t->loaders);
 	t->loaders = NULL;
 	t->nloaders = 0;
-	for (size_t i = 0; i < t->nuprobes; i++)
-		bpf_link__destroy(t->uprobes[i]);
+	for (size_t i = 0; i < t->nuprobes; i++) {
+		if (t->uprobes[i].link)
+			bpf_link__destroy(t->uprobes[i].link);
+		else
+			close(t->uprobes[i].fd);
+	}
 	free(t->uprobes);
 	t->uprobes = NULL;
 	t->nuprobes = t->capuprobes = 0;
