@@ -761,17 +761,26 @@ int BPF_PROG(sched_process_exec, struct task_struct *t)
 
 /* The dynamic loader's _dl_debug_state(), which it calls before and after it maps the
  * libraries of a new program or of dlopen(), before any of their code runs: the new
- * libraries' handlers are to be probed (attached only with rt_cfg.hold). */
+ * libraries' handlers are to be probed (attached only with rt_cfg.hold). Before, its
+ * r_debug.r_state is RT_ADD (or RT_DELETE before an unmapping): nothing new is mapped yet, and
+ * the process is not held. The cookie is the distance from the probe to r_state, 0 when not
+ * known (every call is then announced); a namespace of dlmopen() has an r_debug of its own,
+ * and the default one, still RT_CONSISTENT, announces its calls too. */
 SEC("uprobe")
 int loader_state(struct pt_regs *ctx)
 {
 	struct task_struct *t;
+	__s32 state = 0;
+	__u64 off;
 
 #ifdef RT_NOPREEMPT
 	bpf_preempt_disable();
 #endif
+	off = bpf_get_attach_cookie(ctx);
+	if (off)
+		bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + off));
 	t = bpf_get_current_task_btf();
-	if (match_task(t))
+	if (!state && match_task(t))
 		announce_modules(t, RT_EV_LOADER);
 #ifdef RT_NOPREEMPT
 	bpf_preempt_enable();

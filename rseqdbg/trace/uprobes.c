@@ -201,20 +201,56 @@ static bool interp_path(pid_t pid, char *buf, size_t len)
 	return found && snprintf(buf, len, "/proc/%d/root%s", (int)pid, interp) < (int)len;
 }
 
-/* The file offset of the loader's _dl_debug_state. */
-static int loader_offset(const char *path, uint64_t *off)
+/* In the loader at path: the file offset of _dl_debug_state and, in *state, the distance from
+ * it to _r_debug.r_state (0 when the loader has no _r_debug, as musl's), both read from its
+ * symbol tables. */
+static int loader_symbols(const char *path, uint64_t *off, uint64_t *state)
 {
-	struct elfscan_opts opts = {.sz = sizeof(opts), .no_debuginfo = true};
-	struct elfscan *es;
-	uint64_t addr;
-	int err = elfscan_open(path, &opts, &es);
+	uint64_t dls = 0, rdebug = 0;
+	Elf_Scn *scn = NULL;
+	int err = -ENOENT;
+	size_t nph;
+	Elf *e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (err)
-		return err;
-	err = elfscan_resolve(es, "_dl_debug_state", &addr);
-	if (!err)
-		err = file_offset(es, addr, off);
-	elfscan_close(es);
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize || !d)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			if (!strcmp(name, "_dl_debug_state"))
+				dls = sym.st_value;
+			else if (!strcmp(name, "_r_debug"))
+				rdebug = sym.st_value;
+		}
+	}
+	for (size_t i = 0; dls && e && !elf_getphdrnum(e, &nph) && i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || dls < ph.p_vaddr ||
+		    dls - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		*off = dls - ph.p_vaddr + ph.p_offset;
+		/* struct r_debug: int r_version, then two pointers, then r_state */
+		*state = rdebug ? rdebug + (gelf_getclass(e) == ELFCLASS64 ? 24 : 12) - dls : 0;
+		err = 0;
+		break;
+	}
+	elf_end(e);
+	close(fd);
 	return err;
 }
 
@@ -224,7 +260,7 @@ void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 	struct uplink *link = NULL;
 	struct loader *v;
 	struct stat st;
-	uint64_t off, cookie = 0;
+	uint64_t off, cookie;
 
 	if (!t->hold || !interp_path(pid, path, sizeof(path)) || stat(path, &st))
 		return;
@@ -237,7 +273,7 @@ void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 	t->loaders = v;
 	/* A loader without the symbol (not glibc's or musl's) announces nothing: its libraries
 	 * are probed at their first abort, or at the next exec. */
-	if (!loader_offset(path, &off))
+	if (!loader_symbols(path, &off, &cookie))
 		attach(t, t->skel->progs.loader_state, path, &off, &cookie, 1, &link);
 	v[t->nloaders++] = (struct loader){.dev = st.st_dev, .ino = st.st_ino};
 }
