@@ -84,7 +84,7 @@ static int link_multi(const struct bpf_program *prog, const char *path, const ui
 	return fd < 0 ? -errno : (int)fd;
 }
 
-static struct uplink *add_link(struct rd_tracer *t, struct uplink l)
+static int add_link(struct rd_tracer *t, struct uplink l)
 {
 	if (t->nuprobes == t->capuprobes) {
 		size_t cap = t->capuprobes ? 2 * t->capuprobes : 16;
@@ -95,30 +95,26 @@ static struct uplink *add_link(struct rd_tracer *t, struct uplink l)
 				bpf_link__destroy(l.link);
 			else
 				close(l.fd);
-			return NULL;
+			return -ENOMEM;
 		}
 		t->uprobes = v;
 		t->capuprobes = cap;
 	}
-	t->uprobes[t->nuprobes] = l;
-	return &t->uprobes[t->nuprobes++];
+	t->uprobes[t->nuprobes++] = l;
+	return 0;
 }
 
 /* Uprobes on path at offs[i] with cookies[i], for prog: one multi-uprobe link, or one link per
  * uprobe when that one fails (the kernel refuses the whole link for one instruction it cannot
- * probe) or the kernel has no such links. How many were attached; the last link made (NULL
- * for none) in *last. */
+ * probe) or the kernel has no such links. How many were attached. */
 static size_t attach(struct rd_tracer *t, const struct bpf_program *prog, const char *path,
-		     const uint64_t *offs, const uint64_t *cookies, size_t n, struct uplink **last)
+		     const uint64_t *offs, const uint64_t *cookies, size_t n)
 {
 	size_t ok = 0;
 	int fd;
 
-	*last = NULL;
-	if (t->uprobe_multi && n > 1 && (fd = link_multi(prog, path, offs, cookies, n)) >= 0) {
-		*last = add_link(t, (struct uplink){.fd = fd});
-		return *last ? n : 0;
-	}
+	if (t->uprobe_multi && n > 1 && (fd = link_multi(prog, path, offs, cookies, n)) >= 0)
+		return add_link(t, (struct uplink){.fd = fd}) ? 0 : n;
 	for (size_t i = 0; i < n; i++) {
 		struct uplink l = {.fd = -1};
 
@@ -129,7 +125,7 @@ static size_t attach(struct rd_tracer *t, const struct bpf_program *prog, const 
 
 			l.link = bpf_program__attach_uprobe_opts(prog, -1, path, offs[i], &uo);
 		}
-		if ((l.link || l.fd >= 0) && (*last = add_link(t, l)))
+		if ((l.link || l.fd >= 0) && !add_link(t, l))
 			ok++;
 	}
 	return ok;
@@ -140,7 +136,6 @@ void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan
 {
 	size_t n = elfscan_count(es), k = 0, ok;
 	uint64_t *offs, *cookies;
-	struct uplink *last;
 
 	if (!t->uprobes_on || !n)
 		return;
@@ -162,7 +157,7 @@ void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan
 	if (!offs || !cookies) {
 		t->uprobe_failures += n;
 	} else {
-		ok = attach(t, t->skel->progs.abort_handler, path, offs, cookies, k, &last);
+		ok = attach(t, t->skel->progs.abort_handler, path, offs, cookies, k);
 		t->uprobes_attached += ok;
 		t->uprobe_failures += k - ok;
 	}
@@ -257,7 +252,6 @@ static int loader_symbols(const char *path, uint64_t *off, uint64_t *state)
 void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 {
 	char path[PATH_MAX + 64];
-	struct uplink *link = NULL;
 	struct loader *v;
 	struct stat st;
 	uint64_t off, cookie;
@@ -274,7 +268,7 @@ void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 	/* A loader without the symbol (not glibc's or musl's) announces nothing: its libraries
 	 * are probed at their first abort, or at the next exec. */
 	if (!loader_symbols(path, &off, &cookie))
-		attach(t, t->skel->progs.loader_state, path, &off, &cookie, 1, &link);
+		attach(t, t->skel->progs.loader_state, path, &off, &cookie, 1);
 	v[t->nloaders++] = (struct loader){.dev = st.st_dev, .ino = st.st_ino};
 }
 
