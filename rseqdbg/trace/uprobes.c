@@ -299,12 +299,13 @@ static void keep_only(int fd)
  * parent, which only starts them, is reaped here, they by init. fds is sorted. */
 static void release_in_background(const int *fds, size_t n)
 {
-	pid_t pid = n ? fork() : -1;
+	/* _Fork: the exporter has threads, and the children only close and exit. */
+	pid_t pid = n ? _Fork() : -1;
 
 	if (pid == 0) {
 		prctl(PR_SET_NAME, "rseqdbg-detach");
 		for (size_t i = 0; i < n; i++) {
-			if (fork() == 0) {
+			if (_Fork() == 0) {
 				keep_only(fds[i]);
 				_exit(0);
 			}
