@@ -12,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -295,25 +294,23 @@ static void keep_only(int fd)
 /* Removing a uprobe waits for the kernel's grace periods (synchronize_rcu_tasks_trace, about
  * 0.1 s on 6.18): once per perf-event uprobe, once per multi-uprobe link. So the last
  * reference to each link is left to a process of its own, one per link so that their waits
- * overlap, that exits at once and removes it; the tracer goes on without waiting. Their
- * parent, which only starts them, is reaped here, they by init. fds is sorted. */
+ * overlap, that exits at once and removes it; the tracer goes on without waiting. Their parent
+ * only starts them and exits; it is not waited for either (that took up to 35 ms on a loaded
+ * machine, for the scheduler to run it): init reaps it once the tracer exits, which every
+ * command does right after. fds is sorted. */
 static void release_in_background(const int *fds, size_t n)
 {
 	/* _Fork: the exporter has threads, and the children only close and exit. */
-	pid_t pid = n ? _Fork() : -1;
-
-	if (pid == 0) {
-		prctl(PR_SET_NAME, "rseqdbg-detach");
-		for (size_t i = 0; i < n; i++) {
-			if (_Fork() == 0) {
-				keep_only(fds[i]);
-				_exit(0);
-			}
+	if (!n || _Fork())
+		return;
+	prctl(PR_SET_NAME, "rseqdbg-detach");
+	for (size_t i = 0; i < n; i++) {
+		if (_Fork() == 0) {
+			keep_only(fds[i]);
+			_exit(0);
 		}
-		_exit(0);
 	}
-	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	_exit(0);
 }
 
 void rd_tracer_uprobes_free(struct rd_tracer *t)
