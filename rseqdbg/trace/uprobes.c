@@ -6,9 +6,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -56,14 +58,13 @@ struct uprobe_multi_attr {
 	__u32 pad;
 };
 
+/* The loader's program stays a perf-event one: its uprobe is opened while the programs load
+ * (rd_early_loader_start), which a multi-uprobe link, made with its program, cannot be. */
 void rd_tracer_uprobes_prepare(struct rd_tracer *t)
 {
-	if (!t->uprobe_multi)
-		return;
-	bpf_program__set_expected_attach_type(t->skel->progs.abort_handler,
-					      (enum bpf_attach_type)RD_BPF_TRACE_UPROBE_MULTI);
-	bpf_program__set_expected_attach_type(t->skel->progs.loader_state,
-					      (enum bpf_attach_type)RD_BPF_TRACE_UPROBE_MULTI);
+	if (t->uprobe_multi)
+		bpf_program__set_expected_attach_type(
+		    t->skel->progs.abort_handler, (enum bpf_attach_type)RD_BPF_TRACE_UPROBE_MULTI);
 }
 
 /* One link of n uprobes on path, its fd or -errno. */
@@ -106,18 +107,18 @@ static int add_link(struct rd_tracer *t, struct uplink l)
 /* Uprobes on path at offs[i] with cookies[i], for prog: one multi-uprobe link, or one link per
  * uprobe when that one fails (the kernel refuses the whole link for one instruction it cannot
  * probe) or the kernel has no such links. How many were attached. */
-static size_t attach(struct rd_tracer *t, const struct bpf_program *prog, const char *path,
-		     const uint64_t *offs, const uint64_t *cookies, size_t n)
+static size_t attach(struct rd_tracer *t, const struct bpf_program *prog, bool multi,
+		     const char *path, const uint64_t *offs, const uint64_t *cookies, size_t n)
 {
 	size_t ok = 0;
 	int fd;
 
-	if (t->uprobe_multi && n > 1 && (fd = link_multi(prog, path, offs, cookies, n)) >= 0)
+	if (multi && n > 1 && (fd = link_multi(prog, path, offs, cookies, n)) >= 0)
 		return add_link(t, (struct uplink){.fd = fd}) ? 0 : n;
 	for (size_t i = 0; i < n; i++) {
 		struct uplink l = {.fd = -1};
 
-		if (t->uprobe_multi) {
+		if (multi) {
 			l.fd = link_multi(prog, path, &offs[i], &cookies[i], 1);
 		} else {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookies[i]);
@@ -156,7 +157,8 @@ void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan
 	if (!offs || !cookies) {
 		t->uprobe_failures += n;
 	} else {
-		ok = attach(t, t->skel->progs.abort_handler, path, offs, cookies, k);
+		ok = attach(t, t->skel->progs.abort_handler, t->uprobe_multi, path, offs, cookies,
+			    k);
 		t->uprobes_attached += ok;
 		t->uprobe_failures += k - ok;
 	}
@@ -164,18 +166,15 @@ void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan
 	free(cookies);
 }
 
-/* The interpreter (PT_INTERP) of the program process pid runs, as a path through its root
- * directory; false for a static program. */
-static bool interp_path(pid_t pid, char *buf, size_t len)
+/* The interpreter (PT_INTERP) of the program file exe, in interp; false for a static
+ * program. */
+static bool file_interp(const char *exe, char *interp, size_t len)
 {
-	char exe[64], interp[PATH_MAX] = "";
 	bool found = false;
 	size_t nph;
 	Elf *e;
-	int fd;
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	elf_version(EV_CURRENT);
@@ -186,13 +185,23 @@ static bool interp_path(pid_t pid, char *buf, size_t len)
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_INTERP)
 			continue;
 		found =
-		    ph.p_filesz > 1 && ph.p_filesz < sizeof(interp) &&
+		    ph.p_filesz > 1 && ph.p_filesz < len &&
 		    pread(fd, interp, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
 		    !interp[ph.p_filesz - 1] && interp[0] == '/';
 	}
 	elf_end(e);
 	close(fd);
-	return found && snprintf(buf, len, "/proc/%d/root%s", (int)pid, interp) < (int)len;
+	return found;
+}
+
+/* The interpreter of the program process pid runs, as a path through its root directory. */
+static bool interp_path(pid_t pid, char *buf, size_t len)
+{
+	char exe[64], interp[PATH_MAX];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	return file_interp(exe, interp, sizeof(interp)) &&
+	       snprintf(buf, len, "/proc/%d/root%s", (int)pid, interp) < (int)len;
 }
 
 /* In the loader at path: the file offset of _dl_debug_state and, in *state, the distance from
@@ -248,27 +257,112 @@ static int loader_symbols(const char *path, uint64_t *off, uint64_t *state)
 	return err;
 }
 
+static bool known_loader(const struct rd_tracer *t, const struct stat *st)
+{
+	for (size_t i = 0; i < t->nloaders; i++)
+		if (t->loaders[i].dev == st->st_dev && t->loaders[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+/* Whether the loader of st is new to t; if so, it is known from now on. */
+static bool new_loader(struct rd_tracer *t, const struct stat *st)
+{
+	struct loader *v;
+
+	if (known_loader(t, st))
+		return false;
+	v = realloc(t->loaders, (t->nloaders + 1) * sizeof(*v));
+	if (!v)
+		return false;
+	t->loaders = v;
+	v[t->nloaders++] = (struct loader){.dev = st->st_dev, .ino = st->st_ino};
+	return true;
+}
+
 void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid)
 {
 	char path[PATH_MAX + 64];
-	struct loader *v;
-	struct stat st;
 	uint64_t off, cookie;
+	struct stat st;
 
-	if (!t->hold || !interp_path(pid, path, sizeof(path)) || stat(path, &st))
-		return;
-	for (size_t i = 0; i < t->nloaders; i++)
-		if (t->loaders[i].dev == st.st_dev && t->loaders[i].ino == st.st_ino)
-			return;
-	v = realloc(t->loaders, (t->nloaders + 1) * sizeof(*v));
-	if (!v)
-		return;
-	t->loaders = v;
 	/* A loader without the symbol (not glibc's or musl's) announces nothing: its libraries
 	 * are probed at their first abort, or at the next exec. */
-	if (!loader_symbols(path, &off, &cookie))
-		attach(t, t->skel->progs.loader_state, path, &off, &cookie, 1);
-	v[t->nloaders++] = (struct loader){.dev = st.st_dev, .ino = st.st_ino};
+	if (t->hold && interp_path(pid, path, sizeof(path)) && !stat(path, &st) &&
+	    new_loader(t, &st) && !loader_symbols(path, &off, &cookie))
+		attach(t, t->skel->progs.loader_state, false, path, &off, &cookie, 1);
+}
+
+/* Attaching a uprobe first waits for an RCU grace period (registering it takes a percpu
+ * rw-semaphore for writing: about 10 ms on 6.18). For the loader of the command, that wait
+ * is taken by a thread while the programs load: it opens the perf-event uprobe, to which the
+ * program is attached once loaded. */
+struct rd_early_loader {
+	pthread_t thread;
+	char path[PATH_MAX];
+	uint64_t cookie;
+	int pfd; /* the perf-event uprobe, or -errno */
+};
+
+static int uprobe_perf_event(const char *path, uint64_t off)
+{
+	struct perf_event_attr a = {.size = sizeof(a), .config1 = (uintptr_t)path, .config2 = off};
+	unsigned int type;
+	long fd;
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+
+	if (!f)
+		return -errno;
+	fd = fscanf(f, "%u", &type) == 1 ? 0 : -EINVAL;
+	fclose(f);
+	if (fd)
+		return (int)fd;
+	a.type = type;
+	fd = syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static void *early_loader_run(void *arg)
+{
+	struct rd_early_loader *el = arg;
+	uint64_t off;
+
+	el->pfd = loader_symbols(el->path, &off, &el->cookie);
+	if (!el->pfd)
+		el->pfd = uprobe_perf_event(el->path, off);
+	return NULL;
+}
+
+struct rd_early_loader *rd_early_loader_start(const char *cmd)
+{
+	struct rd_early_loader *el = calloc(1, sizeof(*el));
+
+	if (el && file_interp(cmd, el->path, sizeof(el->path)) &&
+	    !pthread_create(&el->thread, NULL, early_loader_run, el))
+		return el;
+	free(el);
+	return NULL;
+}
+
+void rd_tracer_early_loader_finish(struct rd_tracer *t, struct rd_early_loader *el)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, po);
+	struct bpf_link *l = NULL;
+	struct stat st;
+
+	if (!el)
+		return;
+	pthread_join(el->thread, NULL);
+	po.bpf_cookie = el->cookie;
+	if (el->pfd >= 0 && t && t->hold && !stat(el->path, &st) && !known_loader(t, &st))
+		l = bpf_program__attach_perf_event_opts(t->skel->progs.loader_state, el->pfd, &po);
+	/* The link owns the perf event from now on. Without it, the loader is probed at the
+	 * command's exec, as any other. */
+	if (l && !add_link(t, (struct uplink){.link = l}))
+		new_loader(t, &st);
+	else if (!l && el->pfd >= 0)
+		close(el->pfd);
+	free(el);
 }
 
 static int uplink_fd(const struct uplink *l)
