@@ -41,7 +41,7 @@ for i in range(rounds + 3):
         dt = run(cmd, env)
         if i >= 3:
             times[k].append(dt)
-print("uprobes as %s; %d runs each, interleaved" %
+print("abort handlers' uprobes as %s; %d runs each, interleaved" %
       ("multi-uprobe links" if multi else "perf-event uprobes (no multi-uprobe links)", rounds))
 print("  %-36s %8s %8s %8s %7s %7s" % ("run", "min ms", "median", "mean", "ratio", "(mean)"))
 base = min(times["stat --no-uprobes -- true"])
