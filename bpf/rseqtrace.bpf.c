@@ -38,6 +38,14 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct rt_config rt_cfg = {};
 
+/* Set by user space when it stops holding processes (before it exits, or when the command is
+ * over): no process is stopped once a program has read it. A program that may stop one counts
+ * itself in rt_hold_inflight around the check, so that user space, which sets the flag before
+ * it reads the count, waits only for those already past the check, then continues what they
+ * stopped. (The locked add is a full barrier on x86; BPF before v3 has no fetching atomics.) */
+volatile __u32 rt_unheld;
+__u32 rt_hold_inflight;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* entries are created rarely; load stays quick */
@@ -722,12 +730,18 @@ static __always_inline void announce_modules(struct task_struct *t, __u32 type)
 	__builtin_memset(n, 0, sizeof(*n));
 	n->type = type;
 	n->pid = t->tgid;
-	if (rt_cfg.hold) {
+	if (!rt_cfg.hold) {
+		bpf_ringbuf_submit(n, 0);
+		return;
+	}
+	__sync_fetch_and_add(&rt_hold_inflight, 1);
+	if (!rt_unheld) {
 		n->held = !bpf_send_signal(RT_SIGSTOP);
 		if (s)
 			__sync_fetch_and_add(n->held ? &s->holds : &s->hold_misses, 1);
 	}
 	bpf_ringbuf_submit(n, 0);
+	__sync_fetch_and_add(&rt_hold_inflight, -1);
 }
 
 /* A process counted before it called execve (the command of `stat`, counted from its fork)
@@ -747,17 +761,26 @@ int BPF_PROG(sched_process_exec, struct task_struct *t)
 
 /* The dynamic loader's _dl_debug_state(), which it calls before and after it maps the
  * libraries of a new program or of dlopen(), before any of their code runs: the new
- * libraries' handlers are to be probed (attached only with rt_cfg.hold). */
+ * libraries' handlers are to be probed (attached only with rt_cfg.hold). Before, its
+ * r_debug.r_state is RT_ADD (or RT_DELETE before an unmapping): nothing new is mapped yet, and
+ * the process is not held. The cookie is the distance from the probe to r_state, 0 when not
+ * known (every call is then announced); a namespace of dlmopen() has an r_debug of its own,
+ * and the default one, still RT_CONSISTENT, announces its calls too. */
 SEC("uprobe")
 int loader_state(struct pt_regs *ctx)
 {
 	struct task_struct *t;
+	__s32 state = 0;
+	__u64 off;
 
 #ifdef RT_NOPREEMPT
 	bpf_preempt_disable();
 #endif
+	off = bpf_get_attach_cookie(ctx);
+	if (off)
+		bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + off));
 	t = bpf_get_current_task_btf();
-	if (match_task(t))
+	if (!state && match_task(t))
 		announce_modules(t, RT_EV_LOADER);
 #ifdef RT_NOPREEMPT
 	bpf_preempt_enable();

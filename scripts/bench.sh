@@ -8,7 +8,7 @@ export BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 status=0
 for b in scripts/bench-scan.sh scripts/bench-audit.sh scripts/bench-step.sh scripts/bench-trace.sh \
-	scripts/bench-exporter.sh scripts/bench-handler.sh scripts/bench-spinlock.sh; do
+	scripts/bench-startup.sh scripts/bench-exporter.sh scripts/bench-handler.sh scripts/bench-spinlock.sh; do
 	[ -x "$b" ] || continue
 	echo "=== $(basename "$b" .sh)"
 	bash "$b" || { echo "$(basename "$b"): failed"; status=1; }

@@ -64,6 +64,8 @@ static bool command_path(const char *name, char *buf, size_t len)
 int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char **argv,
 		    struct rd_spawn *child, struct rd_tracer **t)
 {
+	struct rd_early_loader *el = NULL;
+	bool known = false;
 	char path[4096];
 	int ret, st;
 
@@ -75,8 +77,12 @@ int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char 
 			return ret;
 		}
 		o->follow_forks = true;
+		known = command_path(argv[0], path, sizeof(path));
+		if (known && !o->no_uprobes)
+			el = rd_early_loader_start(path);
 	}
 	ret = rd_tracer_open(o, f, t);
+	rd_tracer_early_loader_finish(ret ? NULL : *t, el);
 	if (!ret && argv)
 		ret = rd_tracer_add_pid(*t, child->pid);
 	if (!ret)
@@ -102,7 +108,7 @@ int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char 
 	 * the loader's _dl_debug_state) and the notify handler continues it once the new files
 	 * are probed. Uprobes are per file, so probing the file is enough. Not ptrace: it would
 	 * stop every clone and fork of the workload, and forbid a debugger under the command. */
-	if (command_path(argv[0], path, sizeof(path)))
+	if (known)
 		rd_tracer_learn_file(*t, path);
 	ret = rd_spawn_release(child);
 	if (ret) {

@@ -109,6 +109,7 @@ int rd_features_probe(struct rd_features *f)
 	f->ringbuf = btf_has_enumval(btf, "bpf_map_type", "BPF_MAP_TYPE_RINGBUF");
 	f->preempt = btf_has_type(btf, "bpf_preempt_disable", BTF_KIND_FUNC) &&
 		     btf_has_type(btf, "bpf_preempt_enable", BTF_KIND_FUNC);
+	f->uprobe_multi = btf_has_enumval(btf, "bpf_attach_type", "BPF_TRACE_UPROBE_MULTI");
 	btf__free(btf);
 	return 0;
 }
@@ -187,6 +188,8 @@ void rd_features_print(const struct rd_features *f, const char *load_err)
 	     "bpf_find_vma (5.17+): section files resolved in the kernel"},
 	    {"preempt_kfuncs", offsetof(struct rd_features, preempt),
 	     "bpf_preempt_disable (6.10+): handler uprobes run unpreempted"},
+	    {"uprobe_multi", offsetof(struct rd_features, uprobe_multi),
+	     "multi-uprobe links (6.6+): one link, and one detach, per probed file"},
 	};
 	enum rd_trace_mode m = rd_features_mode(f);
 

@@ -22,6 +22,7 @@ struct rd_features {
 	bool find_vma;	   /* bpf_find_vma helper (5.17+) */
 	bool ringbuf;	   /* BPF_MAP_TYPE_RINGBUF (5.8+) */
 	bool preempt;	   /* kfuncs bpf_preempt_disable and _enable (6.10+) */
+	bool uprobe_multi; /* BPF links of many uprobes on one file (6.6+) */
 };
 
 enum rd_trace_mode {

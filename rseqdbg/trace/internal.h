@@ -33,6 +33,12 @@ struct pidmap {
 	} * v;
 };
 
+/* A uprobe link: libbpf's (a perf-event uprobe), or a multi-uprobe link's own fd. */
+struct uplink {
+	struct bpf_link *link;
+	int fd;
+};
+
 struct seccache {
 	pid_t pid;
 	uint64_t start_ip;
@@ -54,17 +60,18 @@ struct rd_tracer {
 	size_t npids;
 	struct seccache **secs; /* each allocated alone: its info is handed out */
 	size_t nsecs;
-	bool uprobes_on;	   /* uprobes on abort handlers (not --no-uprobes) */
-	struct bpf_link **uprobes; /* uprobes.c: one per abort handler of the known files */
+	bool uprobes_on;	/* uprobes on abort handlers (not --no-uprobes) */
+	bool uprobe_multi;	/* one multi-uprobe link per file, else a perf-event uprobe each */
+	struct uplink *uprobes; /* uprobes.c: the links of the abort handlers' uprobes */
 	size_t nuprobes, capuprobes;
-	uint64_t uprobe_failures; /* handlers whose uprobe could not be attached */
-	bool command;		  /* -- CMD: counted from its first instruction */
-	bool hold;		  /* the command's processes stop at exec and loader notices */
-	bool closing;		  /* rd_tracer_unhold: held processes are only continued */
-	struct loader {		  /* uprobes.c: a dynamic loader, probed or tried once */
+	uint64_t uprobes_attached; /* handlers with a uprobe */
+	uint64_t uprobe_failures;  /* handlers whose uprobe could not be attached */
+	bool command;		   /* -- CMD: counted from its first instruction */
+	bool hold;		   /* the command's processes stop at exec and loader notices */
+	bool closing;		   /* rd_tracer_unhold: held processes are only continued */
+	struct loader {		   /* uprobes.c: a dynamic loader, probed or tried once */
 		dev_t dev;
 		ino_t ino;
-		struct bpf_link *link; /* NULL when it could not be probed */
 	} * loaders;
 	size_t nloaders;
 	struct elfscan_decoder *dec; /* insn.c: for files of dec_machine and dec_class */
@@ -72,13 +79,17 @@ struct rd_tracer {
 	int dec_class;
 };
 
+/* Before the programs load: the uprobe programs are made for multi-uprobe links when the
+ * kernel has them (t->uprobe_multi). */
+void rd_tracer_uprobes_prepare(struct rd_tracer *t);
 /* Attach a uprobe on each abort handler of the sections of es (file path), when uprobes are
  * on; a failure is counted in uprobe_failures. */
 void rd_tracer_uprobe_file(struct rd_tracer *t, const char *path, struct elfscan *es);
 /* Probe the dynamic loader of process pid's program (its PT_INTERP) at _dl_debug_state, once
  * per loader file, so that the libraries it maps are announced before they run. */
 void rd_tracer_uprobe_loader(struct rd_tracer *t, pid_t pid);
-/* Detach them all. */
+/* Detach them all. Their programs must be inert (rd_tracer_unhold): the kernel's part of the
+ * work may end after the tracer. */
 void rd_tracer_uprobes_free(struct rd_tracer *t);
 
 /* Free what symbols.c and insn.c keep in t. */

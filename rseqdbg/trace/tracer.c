@@ -2,6 +2,7 @@
 /* The BPF side of the tracer, in libbpf's order: open -> set rodata and autoload -> load ->
  * attach -> poll -> read the maps -> destroy. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,6 +210,10 @@ int rd_tracer_open(const struct rd_tracer_opts *o, const struct rd_features *f,
 	t->command = o->follow_forks;
 	t->hold = cfg.hold;
 	bpf_program__set_autoload(skel->progs.loader_state, t->hold);
+	/* Perf-event uprobes, one per handler, as on kernels before 6.6, to check them here. */
+	t->uprobe_multi = f->uprobe_multi && !(getenv("RSEQDBG_UPROBES") &&
+					       !strcmp(getenv("RSEQDBG_UPROBES"), "perf-event"));
+	rd_tracer_uprobes_prepare(t);
 
 	ret = rseqtrace_bpf__load(skel);
 	if (ret) {
@@ -321,17 +326,18 @@ int rd_tracer_check(const struct rd_features *f)
 	return ret;
 }
 
+/* No process is held from now on: the programs that were deciding to hold one when the flag
+ * was set are waited for (a few instructions each), then the notices of every held process
+ * are read, which continues it. Detaching the programs instead would wait for the kernel's
+ * grace periods. */
 void rd_tracer_unhold(struct rd_tracer *t)
 {
 	if (!t || !t->hold || t->closing)
 		return;
 	t->closing = true;
-	bpf_link__destroy(t->skel->links.sched_process_exec);
-	t->skel->links.sched_process_exec = NULL;
-	for (size_t i = 0; i < t->nloaders; i++) {
-		bpf_link__destroy(t->loaders[i].link);
-		t->loaders[i].link = NULL;
-	}
+	__atomic_store_n(&t->skel->bss->rt_unheld, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&t->skel->bss->rt_hold_inflight, __ATOMIC_SEQ_CST))
+		sched_yield();
 	if (t->rb)
 		ring_buffer__consume(t->rb);
 }
@@ -441,7 +447,7 @@ int rd_tracer_summary(struct rd_tracer *t, struct rd_summary *s)
 	s->backup_skipped = prog_skipped(t->skel->progs.rseq_ip_fixup_backup);
 	s->attached = !t->command;
 	s->uprobes = t->uprobes_on;
-	s->uprobes_attached = t->nuprobes;
+	s->uprobes_attached = t->uprobes_attached;
 	s->uprobe_failures = t->uprobe_failures;
 	s->uprobe_skipped = t->uprobes_on ? prog_skipped(t->skel->progs.abort_handler) : 0;
 	s->events_skipped = prog_skipped(t->skel->progs.sched_switch) +

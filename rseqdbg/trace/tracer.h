@@ -97,6 +97,12 @@ void rd_tracer_forget(struct rd_tracer *t, const pid_t *pids, size_t n, const st
 int rd_tracer_start(struct rd_tracer_opts *o, const struct rd_features *f, char **argv,
 		    struct rd_spawn *child, struct rd_tracer **t);
 
+/* The uprobe on the loader of the program file cmd, opened by a thread while the programs
+ * load (NULL: none to open), then given the program (or closed without t). */
+struct rd_early_loader;
+struct rd_early_loader *rd_early_loader_start(const char *cmd);
+void rd_tracer_early_loader_finish(struct rd_tracer *t, struct rd_early_loader *el);
+
 /* Monotonic ns (bpf_ktime_get_ns clock) to wall-clock seconds since the epoch. */
 double rd_tracer_walltime(const struct rd_tracer *t, uint64_t ktime_ns);
 enum rd_trace_mode rd_tracer_mode(const struct rd_tracer *t);
