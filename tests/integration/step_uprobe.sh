@@ -36,7 +36,10 @@ probed() { bpftool perf list 2>/dev/null | grep -q "uprobe  filename \(.*/\)\?$1
 hold() {
 	local name=$1 file=$2
 	shift 2
-	"$RSEQDBG" stat -o "$TMP/$name.stat" -- "$@" >/dev/null 2>"$TMP/$name.stat.err" &
+	# Perf-event uprobes, as perf and bpftrace place them (a multi-uprobe link does the
+	# same to the program's text, but bpftool 7.1 does not say where it is).
+	RSEQDBG_UPROBES=perf-event "$RSEQDBG" stat -o "$TMP/$name.stat" -- "$@" >/dev/null \
+		2>"$TMP/$name.stat.err" &
 	STATS+=($!)
 	wait_for -p $! 60 "stat to probe $file" probed "$file" &&
 		wait_for -p "${STATS[-1]}" 60 "stat to probe the loader" probed ld-linux
