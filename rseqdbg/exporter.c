@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -25,6 +26,15 @@
 #include "trace/tracer.h"
 
 #define DEFAULT_MAX_SERIES 5000
+
+/* HTTP clients served at once, each with a bounded pool for its request, and the seconds a
+ * client may stay silent. Slow or idle clients take a connection each but no thread: the
+ * server's threads wait on all of them at once (epoll), so a scrape is answered whatever
+ * the others do, until the limit, which is far above what a fleet's scrapers open. */
+#define HTTP_CONNECTIONS 1024
+#define HTTP_THREADS 2
+#define HTTP_CONN_MEMORY (16 * 1024)
+#define HTTP_IDLE_SECONDS 10
 
 static void usage(FILE *f)
 {
@@ -236,7 +246,7 @@ static int open_listen(const char *spec, char *where, size_t wlen)
 		}
 		freeaddrinfo(ai);
 	}
-	if (fd < 0 || listen(fd, 64) || getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+	if (fd < 0 || listen(fd, SOMAXCONN) || getsockname(fd, (struct sockaddr *)&ss, &sl)) {
 		rd_error("--listen %s: %s", spec, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -415,7 +425,26 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 	return reply(conn, MHD_HTTP_OK, body, len, rd_metrics_content_type(fmt));
 }
 
-/* The HTTP server on listening socket fd, in its own thread, which takes none of the
+/* Connections the file descriptor limit leaves room for, beside the tracer's own
+ * descriptors (maps, programs, a uprobe link per handler): the soft limit is raised to the
+ * hard one first. */
+static unsigned int connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 64;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	room = rl.rlim_cur == RLIM_INFINITY ? HTTP_CONNECTIONS : rl.rlim_cur / 2;
+	return room < 16 ? 16 : room > HTTP_CONNECTIONS ? HTTP_CONNECTIONS : (unsigned int)room;
+}
+
+/* The HTTP server on listening socket fd, in threads of its own, which take none of the
  * signals that end the exporter. */
 static struct MHD_Daemon *start_httpd(struct exporter *e, int fd)
 {
@@ -427,10 +456,11 @@ static struct MHD_Daemon *start_httpd(struct exporter *e, int fd)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, serve,
-			     e, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-			     (unsigned int)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
-			     MHD_OPTION_END);
+	d = MHD_start_daemon(
+	    MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, serve, e, MHD_OPTION_LISTEN_SOCKET, fd,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+	    connection_limit(), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_SECONDS, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return d;
 }

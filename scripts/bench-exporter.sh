@@ -6,6 +6,9 @@
 #     every second, on this machine as it is ("idle": nothing of ours runs), then while the
 #     abort-heavy workload runs on every CPU; and the workload's own cost alone and under the
 #     exporter, in turns (its BPF programs run in the workload's threads);
+#   - scrape latency (median and slowest of BENCH_SCRAPES) with no other client connected and
+#     with 200 slow clients, each holding a connection open with a request header it sends a
+#     line a second and never finishes;
 #   - the cost of one scrape (wall time, the exporter's CPU time, bytes) with 1,000 and 10,000
 #     series of rseq_aborts_total. The series are real: that many short processes, each run
 #     for 3 ms under a name of its own (a symlink to the workload) with a signal every 100 us,
@@ -144,6 +147,32 @@ def churn(port, want, state):
             r.wait()
         running = []
 
+def slow_clients(port, n):
+    """n connections that send a request line and then a header line now and then."""
+    socks = []
+    for i in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        socks.append(s)
+    return socks
+
+def trickle(socks):
+    for i, s in enumerate(socks):
+        try:
+            s.sendall(b"X-Slow-%d: 1\r\n" % i)
+        except OSError:
+            pass
+
+def latency(port, n, socks):
+    """Median and slowest wall ms of n scrapes, the slow clients kept talking."""
+    walls = []
+    for _ in range(n):
+        trickle(socks)
+        t = time.perf_counter()
+        scrape(port)
+        walls.append((time.perf_counter() - t) * 1000)
+    return statistics.median(walls), max(walls)
+
 def report(path):
     return dict(l.strip().split("=", 1) for l in open(path) if "=" in l)
 
@@ -196,6 +225,14 @@ try:
     print("  under the exporter %.3f s wall (x%.3f), %.3f s CPU (x%.3f)"
           % (wu, wu / wa, cu, cu / ca))
     print("  (aborts %d alone, %d under; signals %d alone, %d under)" % (aa, au, sa, su))
+    print("scrape latency (%d scrapes):" % scrapes)
+    print("  %-44s %9s %9s" % ("", "median ms", "max ms"))
+    for n in (0, 200):
+        socks = slow_clients(port, n)
+        m, x = latency(port, scrapes, socks)
+        print("  %-44s %9.2f %9.2f" % ("rseqdbg exporter, %d slow clients connected" % n, m, x))
+        for s in socks:
+            s.close()
     print("one scrape (median of %d; CPU: the server's user + system per scrape):" % scrapes)
     print("  %-44s %8s %9s %9s %9s" % ("", "series", "wall ms", "CPU ms", "bytes"))
     if nd:

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# rseqdbg exporter as a web service: scrapes are answered while 200 slow clients (each sending
+# a request header a line at a time, never finishing it) stay connected.
+source "$(dirname "$0")/../lib.sh"
+
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if ! have_bpf; then
+	skip "exporter_web" "needs root and kernel BTF"
+	finish
+	exit
+fi
+
+# start_exporter NAME ARGS...: runs it, waits for its ready line; sets EPID, EPORT.
+start_exporter() {
+	local name=$1
+	shift
+	"$RSEQDBG" exporter "$@" 2>"$TMP/$name.err" &
+	EPID=$!
+	PIDS+=("$EPID")
+	if ! wait_for -q -p "$EPID" 60 "the exporter's ready line" \
+		file_has 'exporter: ready' "$TMP/$name.err"; then
+		EPORT=
+		return 1
+	fi
+	EPORT=$(sed -n 's|.*https\?://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/$name.err")
+}
+
+# slow.py PORT N STATE: N connections that each send a request line and then a header line
+# every second, never the blank line that ends the header. STATE gets "connected N" once all
+# are connected, then, on SIGUSR1, "open N": how many the server has not closed.
+cat >"$TMP/slow.py" <<'PY'
+import signal, socket, sys, time
+port, n, state = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+socks = []
+for i in range(n):
+    s = socket.create_connection(('127.0.0.1', port), timeout=30)
+    s.settimeout(None)
+    s.sendall(b'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n')
+    socks.append(s)
+def still_open(s):
+    try:
+        return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b''
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+def report(*_):
+    with open(state, 'a') as f:
+        f.write('open %d\n' % sum(still_open(s) for s in socks))
+signal.signal(signal.SIGUSR1, report)
+with open(state, 'a') as f:
+    f.write('connected %d\n' % n)
+while True:
+    time.sleep(1)
+    for i, s in enumerate(socks):
+        try:
+            s.sendall(b'X-Slow-%d: 1\r\n' % i)
+        except OSError:
+            pass
+PY
+
+# scrapes.py PORT N BOUND: N scrapes one after another, each given BOUND seconds; prints how
+# many succeeded and the slowest one's time.
+cat >"$TMP/scrapes.py" <<'PY'
+import sys, time, urllib.request
+port, n, bound = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+ok, slowest, why = 0, 0.0, ''
+for _ in range(n):
+    t = time.monotonic()
+    try:
+        body = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % port, timeout=bound).read()
+        if b'rseqdbg_info' in body:
+            ok += 1
+        else:
+            why = 'a reply without the metrics'
+    except Exception as e:
+        why = str(e)
+    slowest = max(slowest, time.monotonic() - t)
+print('%d %.3f %s' % (ok, slowest, why))
+PY
+
+# --- slow clients do not stop the scrapes ------------------------------------------------
+start_exporter slow --listen 127.0.0.1:0 --comm rseqdbg_none
+if [ -z "$EPORT" ]; then
+	fail "exporter: ready" "$(cat "$TMP/slow.err")"
+	finish
+	exit
+fi
+python3 "$TMP/slow.py" "$EPORT" 200 "$TMP/slow.state" 2>"$TMP/slow.py.err" &
+SLOW=$!
+PIDS+=("$SLOW")
+if ! wait_for -q -p "$SLOW" 60 "200 slow clients" file_has '^connected 200' "$TMP/slow.state"; then
+	fail "exporter: 200 slow clients connect" "$(cat "$TMP/slow.py.err")"
+else
+	# Each scrape is given 10 s, ten times what it takes on an idle machine: this asserts that
+	# the slow clients do not block scrapes, not how fast a loaded machine answers.
+	read -r ok slowest why < <(python3 "$TMP/scrapes.py" "$EPORT" 10 10)
+	kill -USR1 "$SLOW"
+	wait_for -q 10 "the slow clients' count" file_has '^open' "$TMP/slow.state"
+	open=$(sed -n 's/^open //p' "$TMP/slow.state")
+	if [ "$ok" = 10 ] && [ "$open" = 200 ]; then
+		pass "exporter: 10 of 10 scrapes answered while 200 slow clients stay connected (slowest ${slowest} s)"
+	else
+		fail "exporter: 10 of 10 scrapes answered while 200 slow clients stay connected" \
+			"$ok answered (slowest $slowest s${why:+, $why}), $open slow clients still connected"
+	fi
+fi
+kill "$SLOW"
+wait "$SLOW" 2>/dev/null
+kill -TERM "$EPID"
+wait "$EPID"
+check "exporter: SIGTERM ends it with status 0 after the slow clients" test $? -eq 0
+
+finish
