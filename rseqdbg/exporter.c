@@ -2,6 +2,7 @@
 /* rseqdbg exporter: the tracer kept attached, its counters served to Prometheus (or any
  * OpenMetrics reader) over HTTP, or written for node_exporter's textfile collector. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
@@ -59,7 +60,8 @@ static void usage(FILE *f)
 	    "                          --textfile every S seconds (default 15); a scrape\n"
 	    "                          reads them too\n"
 	    "      --max-series N      rseq_aborts_total series at most (default %d); the\n"
-	    "                          aborts of further ones count in comm=\"(other)\"\n"
+	    "                          aborts of further ones count in comm=\"(other)\". The\n"
+	    "                          handler entries' series are bounded alike, apart\n"
 	    "      --per-cpu           add the rseq_percpu_* counters, one series per CPU\n"
 	    "      --no-uprobes        no uprobes on the abort handlers: no\n"
 	    "                          rseq_abort_handler_entries_total\n"
@@ -333,17 +335,16 @@ static int refresh(struct exporter *e)
 	return err;
 }
 
-/* The metrics into PATH.tmp, then renamed over PATH. Call with the lock held; 0 or -1
- * after a warning. */
-static int write_textfile(struct exporter *e)
+/* The metrics into PATH.tmp, then renamed over PATH. Call with the lock held; 0 or -errno,
+ * the file that failed in *what. */
+static int write_textfile(struct exporter *e, const char **what)
 {
 	FILE *f = fopen(e->tmpfile, "we");
 	int err = 0;
 
-	if (!f) {
-		rd_warn("cannot write %s: %s", e->tmpfile, strerror(errno));
-		return -1;
-	}
+	*what = e->tmpfile;
+	if (!f)
+		return -errno;
 	rd_metrics_write(e->m, RD_FMT_PROMETHEUS, f);
 	if (ferror(f))
 		err = EIO;
@@ -351,14 +352,27 @@ static int write_textfile(struct exporter *e)
 		err = errno;
 	if (!err && chmod(e->tmpfile, 0644))
 		err = errno;
-	if (!err && rename(e->tmpfile, e->textfile))
+	if (!err && rename(e->tmpfile, e->textfile)) {
 		err = errno;
+		*what = e->textfile;
+	}
 	if (err) {
-		rd_warn("cannot write %s: %s", e->textfile, strerror(err));
 		unlink(e->tmpfile);
-		return -1;
+		return -err;
 	}
 	e->wrote = true;
+	return 0;
+}
+
+/* Whether PATH.tmp can be made, before anything is attached. */
+static int can_write(const char *tmpfile)
+{
+	int fd = open(tmpfile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -errno; /* a stale one is replaced */
+	close(fd);
+	unlink(tmpfile);
 	return 0;
 }
 
@@ -479,6 +493,7 @@ static int run(struct exporter *e, double interval)
 {
 	uint64_t every = (uint64_t)(interval * 1000), next = mono_ms() + every;
 	struct pollfd p = {.fd = rd_tracer_fd(e->t), .events = POLLIN};
+	const char *what;
 	int err;
 
 	while (!rd_tracer_stop) {
@@ -489,8 +504,8 @@ static int run(struct exporter *e, double interval)
 			err = refresh(e);
 			if (err)
 				rd_warn("reading the BPF maps failed: %s", strerror(-err));
-			else if (e->textfile)
-				write_textfile(e);
+			else if (e->textfile && (err = write_textfile(e, &what)))
+				rd_warn("cannot write %s: %s", what, strerror(-err));
 			next = mono_ms() + every;
 		}
 		pthread_mutex_unlock(&e->lock);
@@ -508,7 +523,7 @@ static int start(struct exporter_args *a, struct exporter *e, int *fd, char *whe
 	struct rd_spawn child = RD_SPAWN_INIT;
 	static struct utsname u;
 	struct rd_features f;
-	const char *missing;
+	const char *missing, *what;
 	int ret;
 
 	rd_features_probe(&f);
@@ -519,6 +534,10 @@ static int start(struct exporter_args *a, struct exporter *e, int *fd, char *whe
 		if (asprintf(&e->tmpfile, "%s.tmp", a->textfile) < 0)
 			return rd_error("out of memory");
 		e->textfile = a->textfile;
+		ret = can_write(e->tmpfile);
+		if (ret)
+			return rd_error("--textfile: cannot write %s: %s", e->tmpfile,
+					strerror(-ret));
 	}
 	if (a->listen && (*fd = open_listen(a->listen, where, wlen)) < 0)
 		return EXIT_ERROR;
@@ -532,8 +551,8 @@ static int start(struct exporter_args *a, struct exporter *e, int *fd, char *whe
 	mo.mode = rd_tracer_mode(e->t);
 	if (rd_metrics_new(&mo, &e->m) || refresh(e))
 		return rd_error("reading the BPF maps failed");
-	if (e->textfile && write_textfile(e))
-		return EXIT_ERROR; /* the warning said why */
+	if (e->textfile && (ret = write_textfile(e, &what)))
+		return rd_error("--textfile: cannot write %s: %s", what, strerror(-ret));
 	return 0;
 }
 

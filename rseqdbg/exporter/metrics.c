@@ -20,6 +20,8 @@
 #define ENTRY_KERNEL RT_NCAUSES
 #define ENTRY_USER (RT_NCAUSES + 1)
 #define NKINDS (RT_NCAUSES + 2)
+/* A kind's family: 0 for rseq_aborts_total, 1 for rseq_abort_handler_entries_total. */
+#define FAMILY(kind) ((kind) >= RT_NCAUSES)
 
 struct series {
 	char *comm, *function, *module;
@@ -39,7 +41,9 @@ struct record {
 struct rd_metrics {
 	struct rd_metrics_opts o;
 	struct series **series; /* in the order they appeared */
-	size_t nseries, cap, nother;
+	size_t nseries, cap;
+	size_t own[2];	  /* series of each family but "(other)": what --max-series bounds */
+	size_t family[2]; /* series of each family, "(other)" included */
 	void *series_tree, *record_tree; /* tsearch() trees */
 	uint64_t folded;		 /* aborts counted into "(other)" */
 	uint64_t exited;		 /* processes forgotten */
@@ -151,10 +155,12 @@ static struct series *series_get(struct rd_metrics *m, const char *comm, const c
 		return NULL;
 	}
 	m->series[m->nseries++] = s;
+	m->family[FAMILY(cause)]++;
 	return s;
 }
 
-/* The series a section's cause counts into: its own, or "(other)" past the limit. */
+/* The series a section's kind counts into: its own, or "(other)" once its family has
+ * --max-series of its own. */
 static struct series *series_for(struct rd_metrics *m, const struct rd_sum_section *e,
 				 uint32_t cause)
 {
@@ -169,13 +175,15 @@ static struct series *series_for(struct rd_metrics *m, const struct rd_sum_secti
 	found = tfind(&key, &m->series_tree, cmp_series);
 	if (found)
 		return *(struct series **)found;
-	if (m->nseries - m->nother < m->o.max_series)
-		return series_get(m, comm, func, module, cause);
-	s = series_get(m, OTHER, OTHER, OTHER, cause);
-	if (s && !s->other) {
-		s->other = true;
-		m->nother++;
+	if (m->own[FAMILY(cause)] < m->o.max_series) {
+		s = series_get(m, comm, func, module, cause);
+		if (s)
+			m->own[FAMILY(cause)]++;
+		return s;
 	}
+	s = series_get(m, OTHER, OTHER, OTHER, cause);
+	if (s)
+		s->other = true;
 	return s;
 }
 
@@ -305,7 +313,7 @@ void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n)
 
 size_t rd_metrics_series(const struct rd_metrics *m)
 {
-	return m->nseries;
+	return m->family[0];
 }
 
 uint64_t rd_metrics_folded(const struct rd_metrics *m)
@@ -446,8 +454,9 @@ static void write_self(const struct rd_metrics *m, enum rd_metrics_format fmt, F
 	counter(f, fmt, "rseqdbg_processes_exited",
 		"Processes that exited, whose sections left the maps and stay in their series.",
 		m->exited);
-	family(f, fmt, "rseqdbg_abort_series", "gauge", "Series of rseq_aborts_total.");
-	fprintf(f, "rseqdbg_abort_series %zu\n", m->nseries);
+	family(f, fmt, "rseqdbg_abort_series", "gauge",
+	       "Series of rseq_aborts_total, the (other) ones included.");
+	fprintf(f, "rseqdbg_abort_series %zu\n", m->family[0]);
 }
 
 void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)

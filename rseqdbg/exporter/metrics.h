@@ -13,7 +13,9 @@
 #include "trace/summary.h"
 
 struct rd_metrics_opts {
-	size_t max_series;	 /* rseq_aborts_total series before the rest fold into "(other)" */
+	size_t max_series;	 /* series of rseq_aborts_total, and apart from them of
+				  * rseq_abort_handler_entries_total, before the rest of that
+				  * family fold into its "(other)" series */
 	bool per_cpu;		 /* the rseq_percpu_* families */
 	bool uprobes;		 /* the tracer counts abort handler entries */
 	enum rd_trace_mode mode; /* the info metric's labels */
@@ -45,7 +47,8 @@ void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FI
 /* The content type of a format, for an HTTP response. */
 const char *rd_metrics_content_type(enum rd_metrics_format fmt);
 
-/* What update kept: series of rseq_aborts_total, aborts folded into "(other)". */
+/* What update kept: series of rseq_aborts_total ("(other)" included), aborts folded into
+ * "(other)". */
 size_t rd_metrics_series(const struct rd_metrics *m);
 uint64_t rd_metrics_folded(const struct rd_metrics *m);
 

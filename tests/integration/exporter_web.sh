@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # rseqdbg exporter as a web service: scrapes are answered while 200 slow clients (each sending
-# a request header a line at a time, never finishing it) stay connected.
+# a request header a line at a time, never finishing it) stay connected; a textfile it cannot
+# write is an error.
 source "$(dirname "$0")/../lib.sh"
 
 PIDS=()
@@ -87,6 +88,27 @@ for _ in range(n):
     slowest = max(slowest, time.monotonic() - t)
 print('%d %.3f %s' % (ok, slowest, why))
 PY
+
+# --- a textfile it cannot write: an error, before or after attaching ----------------------
+# one_error NAME ARGS...: the exporter with ARGS exits 2 with one error line naming the file.
+one_error() {
+	local name=$1 err rc
+	shift
+	err=$("$RSEQDBG" exporter "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] &&
+		grep -q '^rseqdbg: exporter: --textfile: cannot write ' <<<"$err"; then
+		pass "$name"
+	else
+		fail "$name" "rc=$rc: $err"
+	fi
+}
+one_error "exporter --textfile in a missing directory: one error line, exit 2" \
+	--textfile "$TMP/none/m.prom"
+# PATH.tmp can be written but not renamed over a directory: found after attaching.
+mkdir "$TMP/dir.prom"
+one_error "exporter --textfile over a directory: one error line, exit 2" \
+	--textfile "$TMP/dir.prom" --comm rseqdbg_none
 
 # --- slow clients do not stop the scrapes ------------------------------------------------
 start_exporter slow --listen 127.0.0.1:0 --comm rseqdbg_none

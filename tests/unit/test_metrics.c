@@ -176,6 +176,56 @@ static void test_max_series(void **state)
 	rd_metrics_free(m);
 }
 
+/* The limit bounds each family apart: handler-entry series take none of the abort series'
+ * room, and rseqdbg_abort_series counts the rseq_aborts_total lines a scrape shows. */
+static void test_max_series_per_family(void **state)
+{
+	struct rd_metrics_opts o = {.max_series = 2, .uprobes = true, .version = "9.9.9"};
+	struct rt_section v = {
+	    .aborts = {[RT_CAUSE_PREEMPT] = 1}, .entries_kernel = 1, .entries_user = 1};
+	struct rd_metrics *m;
+	struct rd_summary s;
+	long long lines = 0;
+	char *t, *l;
+
+	assert_int_equal(rd_metrics_new(&o, &m), 0);
+	init(&s, 1);
+	snprintf(v.comm, sizeof(v.comm), "wl");
+	for (uint64_t i = 0; i < 3; i++) {
+		struct rt_section_key key = {.tgid = 100, .start_ip = 0x1000 * (i + 1)};
+
+		v.aborts[RT_CAUSE_PREEMPT] = 10 - i; /* sections come most aborts first */
+		assert_int_equal(rd_summary_add_section(&s, &key, &v,
+							i == 0	 ? &si_add
+							: i == 1 ? &si_push
+								 : NULL),
+				 0);
+	}
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	for (l = t; (l = strstr(l, "\nrseq_aborts_total{")); l++)
+		lines++;
+	/* Two of the three sections have series of their own; the third is in "(other)". */
+	assert_int_equal(lines, 3);
+	assert_int_equal(sample(t, ADD_PREEMPT), 10);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"(other)\",function=\"(other)\","
+				   "module=\"(other)\",cause=\"preemption\"}"),
+			 8);
+	assert_int_equal(sample(t, "rseqdbg_abort_series"), lines);
+	assert_int_equal(rd_metrics_series(m), 3);
+	assert_int_equal(sample(t, "rseqdbg_aborts_folded_total"), 8);
+	/* The entries: two series of their own (wl_add's two kinds), the rest in "(other)". */
+	assert_int_equal(sample(t,
+				"rseq_abort_handler_entries_total{comm=\"wl\",function=\"wl_add\","
+				"module=\"/usr/lib/libwl.so\",kind=\"kernel\"}"),
+			 1);
+	assert_int_equal(sample(t, "rseq_abort_handler_entries_total{comm=\"(other)\","
+				   "function=\"(other)\",module=\"(other)\",kind=\"user\"}"),
+			 2);
+	free(t);
+	rd_metrics_free(m);
+}
+
 /* Both formats in full: families, label escaping (over the names' own, where a backslash is
  * "\\" as the other commands print it), a section without a symbol. */
 static void test_exposition(void **state)
@@ -241,7 +291,7 @@ static void test_exposition(void **state)
 	    "and stay in their series.\n"
 	    "# TYPE rseqdbg_processes_exited counter\n"
 	    "rseqdbg_processes_exited_total 0\n"
-	    "# HELP rseqdbg_abort_series Series of rseq_aborts_total.\n"
+	    "# HELP rseqdbg_abort_series Series of rseq_aborts_total, the (other) ones included.\n"
 	    "# TYPE rseqdbg_abort_series gauge\n"
 	    "rseqdbg_abort_series 2\n"
 	    "# EOF\n";
@@ -289,6 +339,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_never_backwards),
 	    cmocka_unit_test(test_max_series),
+	    cmocka_unit_test(test_max_series_per_family),
 	    cmocka_unit_test(test_exposition),
 	};
 
