@@ -204,6 +204,9 @@ $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
 METRICS_OBJS = $(TOOL_UNIT_OBJS) $(BUILD)/obj/rseqdbg/exporter/metrics.o
 $(BUILD)/tests/test_metrics: $(METRICS_OBJS)
 $(BUILD)/tests/test_metrics: EXTRA_OBJS = $(METRICS_OBJS)
+NEGOTIATE_OBJS = $(BUILD)/obj/rseqdbg/exporter/negotiate.o
+$(BUILD)/tests/test_negotiate: $(NEGOTIATE_OBJS)
+$(BUILD)/tests/test_negotiate: EXTRA_OBJS = $(NEGOTIATE_OBJS)
 $(BUILD)/tests/test_planner: $(PLANNER_OBJS)
 $(BUILD)/tests/test_planner: EXTRA_OBJS = $(PLANNER_OBJS)
 

@@ -21,9 +21,12 @@
 #include <netinet/in.h>
 
 #include <microhttpd.h>
+#include <zlib.h>
 
 #include "common.h"
 #include "exporter/metrics.h"
+#include "exporter/negotiate.h"
+#include "exporter/process.h"
 #include "trace/tracer.h"
 
 #define DEFAULT_MAX_SERIES 5000
@@ -376,8 +379,9 @@ static int can_write(const char *tmpfile)
 	return 0;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, char *body, size_t len,
-			     const char *type)
+/* A response of len bytes of body (freed here), gzip-compressed when encoding says so. */
+static enum MHD_Result reply_as(struct MHD_Connection *conn, unsigned int code, char *body,
+				size_t len, const char *type, const char *encoding)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(
 	    len, body, body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -388,11 +392,22 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, cha
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (encoding)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+	/* The metrics depend on the client's Accept and Accept-Encoding, for caches. */
+	if (code == MHD_HTTP_OK)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, code, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int code, char *body, size_t len,
+			     const char *type)
+{
+	return reply_as(conn, code, body, len, type, NULL);
 }
 
 static enum MHD_Result text_reply(struct MHD_Connection *conn, unsigned int code, const char *msg)
@@ -402,39 +417,113 @@ static enum MHD_Result text_reply(struct MHD_Connection *conn, unsigned int code
 	return reply(conn, code, body, body ? strlen(body) : 0, "text/plain; charset=utf-8");
 }
 
-/* One request: GET /metrics reads the maps and answers in the format the client accepts
- * (OpenMetrics when it names it, as Prometheus does, else the Prometheus text format). */
+/* body (len bytes) gzip-compressed into *out: 0, or -1 with nothing allocated. */
+static int gzip(const char *body, size_t len, char **out, size_t *outlen)
+{
+	z_stream z = {0};
+	size_t cap;
+	char *buf;
+	int ret;
+
+	/* 15 + 16: the largest window, with the gzip header and trailer. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK)
+		return -1;
+	cap = deflateBound(&z, len);
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&z);
+		return -1;
+	}
+	z.next_in = (Bytef *)body;
+	z.avail_in = (uInt)len;
+	z.next_out = (Bytef *)buf;
+	z.avail_out = (uInt)cap;
+	ret = deflate(&z, Z_FINISH);
+	*outlen = z.total_out;
+	deflateEnd(&z);
+	if (ret != Z_STREAM_END || len > UINT32_MAX) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
+static const char landing[] =
+    "<!DOCTYPE html>\n"
+    "<html>\n"
+    "<head><meta charset=\"utf-8\"><title>rseqdbg exporter</title></head>\n"
+    "<body>\n"
+    "<h1>rseqdbg exporter</h1>\n"
+    "<p>rseq abort counters for Prometheus, version " RSEQDBG_VERSION ".</p>\n"
+    "<ul><li><a href=\"metrics\">Metrics</a></li></ul>\n"
+    "</body>\n"
+    "</html>\n";
+
+/* The landing page at "/", as every Prometheus exporter has one. */
+static enum MHD_Result landing_page(struct MHD_Connection *conn)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+	    sizeof(landing) - 1, (void *)landing, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* One request: GET /metrics reads the maps and answers in the format the client prefers by
+ * its Accept header (OpenMetrics, as Prometheus asks, or the Prometheus text format),
+ * gzip-compressed when its Accept-Encoding takes gzip. */
 static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
 			     const char *method, const char *version, const char *upload,
 			     size_t *upload_size, void **state)
 {
 	struct exporter *e = cls;
-	const char *accept;
-	enum rd_metrics_format fmt = RD_FMT_PROMETHEUS;
-	char *body = NULL;
-	size_t len = 0;
+	enum rd_metrics_format fmt;
+	struct rd_proc_self self;
+	char *body = NULL, *zbody;
+	size_t len = 0, zlen;
 	FILE *f;
 	int err;
 
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
+	if (!strcmp(url, "/"))
+		return landing_page(conn);
 	if (strcmp(url, "/metrics"))
 		return text_reply(conn, MHD_HTTP_NOT_FOUND, "rseqdbg exporter: see /metrics\n");
-	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	if (accept && strstr(accept, "application/openmetrics-text"))
-		fmt = RD_FMT_OPENMETRICS;
+	if (rd_negotiate_format(
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT), &fmt))
+		return text_reply(conn, MHD_HTTP_NOT_ACCEPTABLE,
+				  "rseqdbg exporter: application/openmetrics-text or text/plain\n");
 	f = open_memstream(&body, &len);
 	if (!f)
 		return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	pthread_mutex_lock(&e->lock);
 	err = refresh(e);
-	if (!err)
+	if (!err) {
+		if (!rd_proc_self_read(&self))
+			rd_metrics_set_self(e->m, &self);
 		rd_metrics_write(e->m, fmt, f);
+		rd_metrics_set_self(e->m, NULL);
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (fclose(f) || err) {
 		free(body);
 		return text_reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				  err ? "reading the BPF maps failed\n" : "out of memory\n");
+	}
+	if (rd_negotiate_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							  MHD_HTTP_HEADER_ACCEPT_ENCODING)) &&
+	    !gzip(body, len, &zbody, &zlen)) {
+		free(body);
+		return reply_as(conn, MHD_HTTP_OK, zbody, zlen, rd_metrics_content_type(fmt),
+				"gzip");
 	}
 	return reply(conn, MHD_HTTP_OK, body, len, rd_metrics_content_type(fmt));
 }

@@ -52,6 +52,8 @@ struct rd_metrics {
 	uint64_t *cpu_signals;
 	int ncpus;
 	uint64_t skipped[3]; /* fixup, backup, event programs */
+	struct rd_proc_self self;
+	bool has_self;
 };
 
 static int cmp_series(const void *a, const void *b)
@@ -311,6 +313,13 @@ void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n)
 	m->exited += n;
 }
 
+void rd_metrics_set_self(struct rd_metrics *m, const struct rd_proc_self *p)
+{
+	m->has_self = p != NULL;
+	if (p)
+		m->self = *p;
+}
+
 size_t rd_metrics_series(const struct rd_metrics *m)
 {
 	return m->family[0];
@@ -459,6 +468,25 @@ static void write_self(const struct rd_metrics *m, enum rd_metrics_format fmt, F
 	fprintf(f, "rseqdbg_abort_series %zu\n", m->family[0]);
 }
 
+/* The families and help texts of the Prometheus client libraries. */
+static void write_process(const struct rd_proc_self *p, enum rd_metrics_format fmt, FILE *f)
+{
+	family(f, fmt, "process_cpu_seconds", "counter",
+	       "Total user and system CPU time spent in seconds.");
+	fprintf(f, "process_cpu_seconds_total %.2f\n", p->cpu_seconds);
+	family(f, fmt, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	fprintf(f, "process_max_fds %" PRIu64 "\n", p->max_fds);
+	family(f, fmt, "process_open_fds", "gauge", "Number of open file descriptors.");
+	fprintf(f, "process_open_fds %" PRIu64 "\n", p->open_fds);
+	family(f, fmt, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", p->resident_bytes);
+	family(f, fmt, "process_start_time_seconds", "gauge",
+	       "Start time of the process since unix epoch in seconds.");
+	fprintf(f, "process_start_time_seconds %.2f\n", p->start_time);
+	family(f, fmt, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	fprintf(f, "process_virtual_memory_bytes %" PRIu64 "\n", p->virtual_bytes);
+}
+
 void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
 {
 	const struct rt_stats *g = &m->total;
@@ -480,6 +508,8 @@ void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FI
 	if (m->o.per_cpu)
 		write_percpu(m, fmt, f);
 	write_self(m, fmt, f);
+	if (m->has_self)
+		write_process(&m->self, fmt, f);
 	if (fmt == RD_FMT_OPENMETRICS)
 		fputs("# EOF\n", f);
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -28,6 +29,14 @@ enum rd_metrics_format {
 	RD_FMT_PROMETHEUS,  /* text/plain; version=0.0.4 */
 };
 
+/* The exporter's own process, as every Prometheus client library exposes it (process_*). */
+struct rd_proc_self {
+	double cpu_seconds; /* user and system */
+	double start_time;  /* seconds since the epoch */
+	uint64_t resident_bytes, virtual_bytes;
+	uint64_t open_fds, max_fds;
+};
+
 struct rd_metrics;
 
 /* 0 or -ENOMEM. */
@@ -41,6 +50,10 @@ int rd_metrics_update(struct rd_metrics *m, const struct rd_summary *s);
 /* The processes pids (sorted) left the maps after the last update: their counts stay in
  * their series, and a process later given the same id starts from zero. */
 void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n);
+
+/* The process_* metrics of the next expositions; NULL: none (node_exporter's textfile
+ * collector has its own). */
+void rd_metrics_set_self(struct rd_metrics *m, const struct rd_proc_self *p);
 
 /* The exposition, into f. */
 void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # rseqdbg exporter as a web service: scrapes are answered while 200 slow clients (each sending
 # a request header a line at a time, never finishing it) stay connected; a textfile it cannot
-# write is an error.
+# write is an error; content negotiation by quality, gzip, the landing page and process_*.
 source "$(dirname "$0")/../lib.sh"
 
 PIDS=()
@@ -109,6 +109,73 @@ one_error "exporter --textfile in a missing directory: one error line, exit 2" \
 mkdir "$TMP/dir.prom"
 one_error "exporter --textfile over a directory: one error line, exit 2" \
 	--textfile "$TMP/dir.prom" --comm rseqdbg_none
+
+# --- what Prometheus users expect: negotiation, gzip, a landing page, process_* ------------
+export TMP
+start_exporter http --listen 127.0.0.1:0 --comm rseqdbg_none
+if [ -z "$EPORT" ]; then
+	fail "exporter: ready" "$(cat "$TMP/http.err")"
+else
+	# get.py PORT PATH [HEADER=VALUE...]: "status content-type content-encoding" and the body
+	# (decompressed) in $TMP/body.
+	cat >"$TMP/get.py" <<'PY'
+import gzip, os, sys, urllib.error, urllib.request
+port, path = sys.argv[1], sys.argv[2]
+h = dict(a.split('=', 1) for a in sys.argv[3:])
+try:
+    r = urllib.request.urlopen(urllib.request.Request('http://127.0.0.1:%s%s' % (port, path), headers=h), timeout=30)
+except urllib.error.HTTPError as e:
+    r = e
+body = r.read()
+enc = r.headers.get('Content-Encoding') or '-'
+if enc == 'gzip':
+    body = gzip.decompress(body)
+open(os.path.join(os.environ['TMP'], 'body'), 'wb').write(body)
+print(r.status, (r.headers.get('Content-Type') or '-').split(';')[0], enc)
+PY
+	# got CASE WANT PATH HEADERS...: the status, type and encoding are WANT.
+	got() {
+		local name=$1 want=$2 res
+		shift 2
+		res=$(python3 "$TMP/get.py" "$EPORT" "$@" 2>&1)
+		if [ "$res" = "$want" ]; then
+			pass "$name"
+		else
+			fail "$name" "got '$res', expected '$want'"
+		fi
+	}
+	got "exporter: Prometheus' Accept gets OpenMetrics" \
+		"200 application/openmetrics-text -" /metrics \
+		"Accept=application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+	got "exporter: OpenMetrics refused with q=0 gets the text format" "200 text/plain -" \
+		/metrics "Accept=application/openmetrics-text;q=0,*/*"
+	got "exporter: both formats refused with q=0 is 406" "406 text/plain -" /metrics \
+		"Accept=application/openmetrics-text;q=0,text/plain;q=0"
+	got "exporter: gzip when the client takes it" "200 text/plain gzip" /metrics \
+		"Accept-Encoding=gzip, deflate"
+	check "exporter: the gzip body is the exposition" grep -q '^rseqdbg_info{' "$TMP/body"
+	got "exporter: no gzip when refused with q=0" "200 text/plain -" /metrics \
+		"Accept-Encoding=gzip;q=0, *"
+	got "exporter: a landing page at /" "200 text/html -" /
+	check "exporter: the landing page links to /metrics" grep -q 'href="metrics"' "$TMP/body"
+	python3 "$TMP/get.py" "$EPORT" /metrics >/dev/null
+	check "exporter: process_* of the exporter itself" python3 - "$TMP/body" "$EPID" <<'PY'
+import os, re, sys, time
+text = open(sys.argv[1]).read()
+v = {m.group(1): float(m.group(2)) for m in re.finditer(r'^(process_\w+) (\S+)$', text, re.M)}
+pid = int(sys.argv[2])
+rss = int(open('/proc/%d/statm' % pid).read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+fds = len(os.listdir('/proc/%d/fd' % pid))
+start = os.stat('/proc/%d' % pid).st_mtime
+assert v['process_cpu_seconds_total'] >= 0, v
+assert 0.5 * rss < v['process_resident_memory_bytes'] < 2 * rss, (v, rss)
+assert v['process_virtual_memory_bytes'] >= v['process_resident_memory_bytes'], v
+assert 0 < v['process_open_fds'] <= v['process_max_fds'] and abs(v['process_open_fds'] - fds) < 16, (v, fds)
+assert abs(v['process_start_time_seconds'] - time.time()) < 600, v
+PY
+	kill -TERM "$EPID"
+	wait "$EPID"
+fi
 
 # --- slow clients do not stop the scrapes ------------------------------------------------
 start_exporter slow --listen 127.0.0.1:0 --comm rseqdbg_none

@@ -226,6 +226,37 @@ static void test_max_series_per_family(void **state)
 	rd_metrics_free(m);
 }
 
+/* process_* as the Prometheus client libraries name them, before the OpenMetrics EOF, and
+ * none once cleared (for the textfile). */
+static void test_process(void **state)
+{
+	struct rd_proc_self p = {.cpu_seconds = 1.5,
+				 .start_time = 1700000000.25,
+				 .resident_bytes = 4096,
+				 .virtual_bytes = 8192,
+				 .open_fds = 12,
+				 .max_fds = 1024};
+	struct rd_metrics *m = metrics(10);
+	char *t;
+
+	rd_metrics_set_self(m, &p);
+	t = expose(m, RD_FMT_OPENMETRICS);
+	assert_non_null(strstr(t, "# TYPE process_cpu_seconds counter\n"
+				  "process_cpu_seconds_total 1.50\n"));
+	assert_int_equal(sample(t, "process_resident_memory_bytes"), 4096);
+	assert_int_equal(sample(t, "process_virtual_memory_bytes"), 8192);
+	assert_int_equal(sample(t, "process_open_fds"), 12);
+	assert_int_equal(sample(t, "process_max_fds"), 1024);
+	assert_non_null(strstr(t, "\nprocess_start_time_seconds 1700000000.25\n"));
+	assert_non_null(strstr(t, "process_virtual_memory_bytes 8192\n# EOF\n"));
+	free(t);
+	rd_metrics_set_self(m, NULL);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_null(strstr(t, "process_"));
+	free(t);
+	rd_metrics_free(m);
+}
+
 /* Both formats in full: families, label escaping (over the names' own, where a backslash is
  * "\\" as the other commands print it), a section without a symbol. */
 static void test_exposition(void **state)
@@ -340,6 +371,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_never_backwards),
 	    cmocka_unit_test(test_max_series),
 	    cmocka_unit_test(test_max_series_per_family),
+	    cmocka_unit_test(test_process),
 	    cmocka_unit_test(test_exposition),
 	};
 
