@@ -66,6 +66,8 @@ static void usage(FILE *f)
 	    "                          aborts of further ones count in comm=\"(other)\". The\n"
 	    "                          handler entries' series are bounded alike, apart\n"
 	    "      --per-cpu           add the rseq_percpu_* counters, one series per CPU\n"
+	    "      --cgroup-label      label the aborts and handler entries with the cgroup v2\n"
+	    "                          path of their process, to tell containers apart\n"
 	    "      --no-uprobes        no uprobes on the abort handlers: no\n"
 	    "                          rseq_abort_handler_entries_total\n"
 	    "  -h, --help              print this help\n\n"
@@ -82,6 +84,7 @@ struct exporter_args {
 	double interval;
 	unsigned long long max_series;
 	bool per_cpu;
+	bool cgroup_label;
 };
 
 /* The running exporter. lock serializes the tracer and the metrics between the main loop
@@ -97,7 +100,15 @@ struct exporter {
 	bool wrote; /* textfile is ours to remove */
 };
 
-enum { O_LISTEN = 256, O_TEXTFILE, O_INTERVAL, O_MAX_SERIES, O_PER_CPU, O_NO_UPROBES };
+enum {
+	O_LISTEN = 256,
+	O_TEXTFILE,
+	O_INTERVAL,
+	O_MAX_SERIES,
+	O_PER_CPU,
+	O_NO_UPROBES,
+	O_CGROUP_LABEL,
+};
 
 static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 {
@@ -131,6 +142,9 @@ static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 	case O_PER_CPU:
 		a->per_cpu = true;
 		return 0;
+	case O_CGROUP_LABEL:
+		a->cgroup_label = true;
+		return 0;
 	case O_NO_UPROBES:
 		a->o.no_uprobes = true;
 		return 0;
@@ -149,6 +163,7 @@ static int parse_opts(struct exporter_args *a, int argc, char **argv)
 	    {"interval", required_argument, NULL, O_INTERVAL},
 	    {"max-series", required_argument, NULL, O_MAX_SERIES},
 	    {"per-cpu", no_argument, NULL, O_PER_CPU},
+	    {"cgroup-label", no_argument, NULL, O_CGROUP_LABEL},
 	    {"no-uprobes", no_argument, NULL, O_NO_UPROBES},
 	    {0},
 	};
@@ -269,6 +284,30 @@ static int open_listen(const char *spec, char *where, size_t wlen)
 		snprintf(where, wlen, "%s:%u", addr, ntohs(s4->sin_port));
 	}
 	return fd;
+}
+
+/* The cgroup v2 path of process pid ("0::PATH" in /proc/PID/cgroup) into buf: the label
+ * of --cgroup-label. 0 or -errno. */
+static int cgroup_of(void *ctx, pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "%s", line + 3);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -608,6 +647,7 @@ static int start(struct exporter_args *a, struct exporter *e, int *fd, char *whe
 	struct rd_metrics_opts mo = {.max_series = a->max_series,
 				     .per_cpu = a->per_cpu,
 				     .uprobes = !a->o.no_uprobes,
+				     .cgroup_of = a->cgroup_label ? cgroup_of : NULL,
 				     .version = RSEQDBG_VERSION};
 	struct rd_spawn child = RD_SPAWN_INIT;
 	static struct utsname u;

@@ -25,6 +25,7 @@
 
 struct series {
 	char *comm, *function, *module;
+	char *cgroup;	/* "" without --cgroup-label */
 	uint32_t cause; /* the kind */
 	bool other;	/* the "(other)" series of its cause */
 	uint64_t value;
@@ -66,7 +67,9 @@ static int cmp_series(const void *a, const void *b)
 	r = strcmp(x->comm, y->comm);
 	if (!r)
 		r = strcmp(x->function, y->function);
-	return r ? r : strcmp(x->module, y->module);
+	if (!r)
+		r = strcmp(x->module, y->module);
+	return r ? r : strcmp(x->cgroup, y->cgroup);
 }
 
 static int cmp_record(const void *a, const void *b)
@@ -96,6 +99,7 @@ static void free_series(void *p)
 	free(s->comm);
 	free(s->function);
 	free(s->module);
+	free(s->cgroup);
 	free(s);
 }
 
@@ -128,13 +132,14 @@ static void section_labels(const struct rd_sum_section *e, char *func, size_t le
 		snprintf(func, len, "unknown");
 }
 
-/* The series of (comm, function, module, cause), made when new: NULL when out of memory. */
-static struct series *series_get(struct rd_metrics *m, const char *comm, const char *func,
-				 const char *module, uint32_t cause)
+/* The series of labels l (made printable) and cause, made when new: NULL when out of memory. */
+static struct series *series_get(struct rd_metrics *m, const struct series *l, uint32_t cause)
 {
-	struct series key = {(char *)comm, (char *)func, (char *)module, cause, false, 0}, *s, **v;
-	void *found = tfind(&key, &m->series_tree, cmp_series);
+	struct series key = *l, *s, **v;
+	void *found;
 
+	key.cause = cause;
+	found = tfind(&key, &m->series_tree, cmp_series);
 	if (found)
 		return *(struct series **)found;
 	if (m->nseries == m->cap) {
@@ -147,12 +152,13 @@ static struct series *series_get(struct rd_metrics *m, const char *comm, const c
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	/* Names as the other commands print them: valid UTF-8, no control characters. */
-	s->comm = strdup(rd_safe(comm));
-	s->function = strdup(rd_safe(func));
-	s->module = strdup(rd_safe(module));
+	s->comm = strdup(l->comm);
+	s->function = strdup(l->function);
+	s->module = strdup(l->module);
+	s->cgroup = strdup(l->cgroup);
 	s->cause = cause;
-	if (!s->comm || !s->function || !s->module || !tsearch(s, &m->series_tree, cmp_series)) {
+	if (!s->comm || !s->function || !s->module || !s->cgroup ||
+	    !tsearch(s, &m->series_tree, cmp_series)) {
 		free_series(s);
 		return NULL;
 	}
@@ -166,24 +172,35 @@ static struct series *series_get(struct rd_metrics *m, const char *comm, const c
 static struct series *series_for(struct rd_metrics *m, const struct rd_sum_section *e,
 				 uint32_t cause)
 {
-	char comm[RT_COMM_LEN + 1], func[256];
-	const char *module;
-	struct series key, *s;
+	static char other[] = OTHER, none[] = "";
+	char raw[1024], comm[4 * RT_COMM_LEN + 1], func[1024], module[4096], cgroup[4096];
+	struct series l = {comm, func, module, cgroup, cause, false, 0}, *s;
+	const char *mod;
 	void *found;
 
-	snprintf(comm, sizeof(comm), "%.*s", RT_COMM_LEN, e->v.comm);
-	section_labels(e, func, sizeof(func), &module);
-	key = (struct series){comm, func, (char *)module, cause, false, 0};
-	found = tfind(&key, &m->series_tree, cmp_series);
+	/* Names as the other commands print them: valid UTF-8, no control characters. */
+	snprintf(raw, sizeof(raw), "%.*s", RT_COMM_LEN, e->v.comm);
+	snprintf(comm, sizeof(comm), "%s", rd_safe(raw));
+	section_labels(e, raw, sizeof(raw), &mod);
+	snprintf(func, sizeof(func), "%s", rd_safe(raw));
+	snprintf(module, sizeof(module), "%s", rd_safe(mod));
+	if (!m->o.cgroup_of)
+		l.cgroup = none;
+	else if (m->o.cgroup_of(m->o.cgroup_ctx, (pid_t)e->key.tgid, raw, sizeof(raw)))
+		snprintf(cgroup, sizeof(cgroup), "unknown");
+	else
+		snprintf(cgroup, sizeof(cgroup), "%s", rd_safe(raw));
+	found = tfind(&l, &m->series_tree, cmp_series);
 	if (found)
 		return *(struct series **)found;
 	if (m->own[FAMILY(cause)] < m->o.max_series) {
-		s = series_get(m, comm, func, module, cause);
+		s = series_get(m, &l, cause);
 		if (s)
 			m->own[FAMILY(cause)]++;
 		return s;
 	}
-	s = series_get(m, OTHER, OTHER, OTHER, cause);
+	l = (struct series){other, other, other, m->o.cgroup_of ? other : none, cause, false, 0};
+	s = series_get(m, &l, cause);
 	if (s)
 		s->other = true;
 	return s;
@@ -347,6 +364,15 @@ static void put_value(FILE *f, const char *s)
 	}
 }
 
+/* The cgroup label, with --cgroup-label, after another label's value. */
+static void put_cgroup(const struct rd_metrics *m, const struct series *s, FILE *f)
+{
+	if (!m->o.cgroup_of)
+		return;
+	fputs("\",cgroup=\"", f);
+	put_value(f, s->cgroup);
+}
+
 /* The HELP and TYPE lines of a family. OpenMetrics names a counter family without its
  * "_total" suffix and has an info type; the Prometheus format names the sample. */
 static void family(FILE *f, enum rd_metrics_format fmt, const char *name, const char *type,
@@ -385,6 +411,7 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 		put_value(f, s->function);
 		fputs("\",module=\"", f);
 		put_value(f, s->module);
+		put_cgroup(m, s, f);
 		fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", rd_cause_name(s->cause), s->value);
 	}
 	if (!m->o.uprobes)
@@ -403,6 +430,7 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 		put_value(f, s->function);
 		fputs("\",module=\"", f);
 		put_value(f, s->module);
+		put_cgroup(m, s, f);
 		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n",
 			s->cause == ENTRY_KERNEL ? "kernel" : "user", s->value);
 	}

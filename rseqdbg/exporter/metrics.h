@@ -14,11 +14,15 @@
 #include "trace/summary.h"
 
 struct rd_metrics_opts {
-	size_t max_series;	 /* series of rseq_aborts_total, and apart from them of
-				  * rseq_abort_handler_entries_total, before the rest of that
-				  * family fold into its "(other)" series */
-	bool per_cpu;		 /* the rseq_percpu_* families */
-	bool uprobes;		 /* the tracer counts abort handler entries */
+	size_t max_series; /* series of rseq_aborts_total, and apart from them of
+			    * rseq_abort_handler_entries_total, before the rest of that
+			    * family fold into its "(other)" series */
+	bool per_cpu;	   /* the rseq_percpu_* families */
+	bool uprobes;	   /* the tracer counts abort handler entries */
+	/* With a cgroup label: the cgroup v2 path of process pid into buf, 0 or -errno. Asked
+	 * when a section's kind is first counted. */
+	int (*cgroup_of)(void *ctx, pid_t pid, char *buf, size_t len);
+	void *cgroup_ctx;
 	enum rd_trace_mode mode; /* the info metric's labels */
 	const char *kernel;
 	const char *version;

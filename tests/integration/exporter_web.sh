@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # rseqdbg exporter as a web service: scrapes are answered while 200 slow clients (each sending
 # a request header a line at a time, never finishing it) stay connected; a textfile it cannot
-# write is an error; content negotiation by quality, gzip, the landing page and process_*.
+# write is an error; content negotiation by quality, gzip, the landing page and process_*;
+# --cgroup-label tells the processes of two cgroups apart.
 source "$(dirname "$0")/../lib.sh"
 
 PIDS=()
@@ -175,6 +176,45 @@ assert abs(v['process_start_time_seconds'] - time.time()) < 600, v
 PY
 	kill -TERM "$EPID"
 	wait "$EPID"
+fi
+
+# --- --cgroup-label: two copies of the workload in two cgroups count in two series ---------
+W="$BUILD/tests/workloads/rseq_workload"
+COMM=rwl_web_$$
+COMM=${COMM:0:15}
+cp "$W" "$TMP/$COMM"
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+OWNCG=$(sed -n 's/^0:://p' /proc/self/cgroup)
+OWNCG=${OWNCG%/}
+if [ -z "$CG2" ] || ! mkdir -p "$CG2$OWNCG/rseqdbg-web.$$/a" "$CG2$OWNCG/rseqdbg-web.$$/b" 2>/dev/null; then
+	skip "exporter --cgroup-label" "no cgroup v2 hierarchy to make cgroups in"
+else
+	CG="$OWNCG/rseqdbg-web.$$"
+	start_exporter cg --listen 127.0.0.1:0 --comm "$COMM" --cgroup-label --interval 0.2
+	for c in a b; do
+		mkfifo "$TMP/go.$c"
+		(echo $BASHPID >"$CG2$CG/$c/cgroup.procs" && exec "$TMP/$COMM" --wait --signal-us 200 \
+			--seconds 1 --out "$TMP/cg.$c.txt" <"$TMP/go.$c" 2>/dev/null) &
+		PIDS+=("$!")
+		exec 3>"$TMP/go.$c"
+		exec 3>&-
+	done
+	wait_for -q 30 "both workloads to end" test -s "$TMP/cg.b.txt" -a -s "$TMP/cg.a.txt"
+	python3 "$TMP/get.py" "$EPORT" /metrics >/dev/null
+	check "exporter --cgroup-label: each cgroup's aborts in series of its own" python3 - \
+		"$TMP/body" "$COMM" "$CG" <<'PY'
+import re, sys
+text, comm, cg = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+got = {}
+for m in re.finditer(r'^rseq_aborts_total\{(.*)\} (\S+)$', text, re.M):
+    l = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(1)))
+    if l['comm'] == comm:
+        got[l['cgroup']] = got.get(l['cgroup'], 0) + float(m.group(2))
+assert set(got) == {cg + '/a', cg + '/b'} and all(got.values()), got
+PY
+	kill -TERM "$EPID"
+	wait "$EPID"
+	rmdir "$CG2$CG/a" "$CG2$CG/b" "$CG2$CG"
 fi
 
 # --- slow clients do not stop the scrapes ------------------------------------------------

@@ -2,6 +2,7 @@
 /* The exporter's counters without a kernel: summaries as the maps would hold them, one after
  * another, with processes exiting and process ids reused; the series never go backwards, the
  * limit folds the rest, and the exposition in both formats byte for byte. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,6 +227,51 @@ static void test_max_series_per_family(void **state)
 	rd_metrics_free(m);
 }
 
+static int fake_cgroup(void *ctx, pid_t pid, char *buf, size_t len)
+{
+	if (pid == 300)
+		return -ENOENT; /* exited before its aborts were read */
+	snprintf(buf, len, "/system.slice/wl-%d.service", (int)pid);
+	return 0;
+}
+
+/* --cgroup-label: one command in two cgroups counts in two series, which the limit bounds
+ * as any others; a process gone before it was read is "unknown". */
+static void test_cgroup_label(void **state)
+{
+	struct rd_metrics_opts o = {.max_series = 3, .cgroup_of = fake_cgroup, .version = "9.9.9"};
+	struct rd_metrics *m;
+	struct rd_summary s;
+	char *t;
+
+	assert_int_equal(rd_metrics_new(&o, &m), 0);
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 0, &si_add);
+	section(&s, 200, "wl", 0x1000, 4, 0, &si_add);
+	section(&s, 300, "wl", 0x1000, 3, 0, &si_add);
+	section(&s, 400, "wl", 0x1000, 2, 0, &si_add);
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				   "\"/usr/lib/libwl.so\",cgroup=\"/system.slice/wl-100.service\","
+				   "cause=\"preemption\"}"),
+			 5);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				   "\"/usr/lib/libwl.so\",cgroup=\"/system.slice/wl-200.service\","
+				   "cause=\"preemption\"}"),
+			 4);
+	assert_int_equal(sample(t,
+				"rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				"\"/usr/lib/libwl.so\",cgroup=\"unknown\",cause=\"preemption\"}"),
+			 3);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"(other)\",function=\"(other)\","
+				   "module=\"(other)\",cgroup=\"(other)\",cause=\"preemption\"}"),
+			 2);
+	assert_int_equal(sample(t, "rseqdbg_abort_series"), 4);
+	free(t);
+	rd_metrics_free(m);
+}
+
 /* process_* as the Prometheus client libraries name them, before the OpenMetrics EOF, and
  * none once cleared (for the textfile). */
 static void test_process(void **state)
@@ -368,11 +414,9 @@ static void test_exposition(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_never_backwards),
-	    cmocka_unit_test(test_max_series),
-	    cmocka_unit_test(test_max_series_per_family),
-	    cmocka_unit_test(test_process),
-	    cmocka_unit_test(test_exposition),
+	    cmocka_unit_test(test_never_backwards),	  cmocka_unit_test(test_max_series),
+	    cmocka_unit_test(test_max_series_per_family), cmocka_unit_test(test_process),
+	    cmocka_unit_test(test_cgroup_label),	  cmocka_unit_test(test_exposition),
 	};
 
 	return UNIT_MAIN(tests);
