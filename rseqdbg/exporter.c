@@ -20,6 +20,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <crypt.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <zlib.h>
 
@@ -27,6 +30,7 @@
 #include "exporter/metrics.h"
 #include "exporter/negotiate.h"
 #include "exporter/process.h"
+#include "exporter/webconfig.h"
 #include "trace/tracer.h"
 
 #define DEFAULT_MAX_SERIES 5000
@@ -53,7 +57,9 @@ static void usage(FILE *f)
 	    "      --listen ADDR:PORT  serve /metrics over HTTP on ADDR:PORT (127.0.0.1:9810,\n"
 	    "                          [::1]:9810, :9810 for every address; port 0: any)\n"
 	    "      --textfile PATH     write the metrics to PATH every --interval, atomically,\n"
-	    "                          for node_exporter's textfile collector\n\n"
+	    "                          for node_exporter's textfile collector\n"
+	    "      --web.config.file PATH  TLS and basic authentication for --listen, in the\n"
+	    "                          Prometheus exporter toolkit's format\n\n"
 	    "Filters (applied in the kernel, as in trace):\n"
 	    "  -p, --pid PID           trace process PID (repeatable)\n"
 	    "      --comm NAME         trace threads whose command name is NAME\n"
@@ -81,15 +87,33 @@ struct exporter_args {
 	pid_t pids[RD_MAX_FILTER];
 	const char *listen;
 	const char *textfile;
+	const char *web_config;
 	double interval;
 	unsigned long long max_series;
 	bool per_cpu;
 	bool cgroup_label;
 };
 
+/* A user's last password that bcrypt accepted, as its SHA-256: bcrypt costs tens of
+ * milliseconds by design, and a server scraping every few seconds sends the same one. */
+struct auth_cache {
+	unsigned char digest[32];
+	bool valid;
+};
+
+/* --web.config.file: TLS's files read into memory, the users and their cache. */
+struct web {
+	struct rd_webconfig c;
+	char *cert, *key, *ca; /* PEM */
+	char priorities[128];
+	struct auth_cache *cache; /* one per user */
+	pthread_mutex_t cache_lock;
+};
+
 /* The running exporter. lock serializes the tracer and the metrics between the main loop
- * and the HTTP server's thread. */
+ * and the HTTP server's threads. */
 struct exporter {
+	struct web *web;
 	struct rd_tracer *t;
 	struct rd_metrics *m;
 	pthread_mutex_t lock;
@@ -108,6 +132,7 @@ enum {
 	O_PER_CPU,
 	O_NO_UPROBES,
 	O_CGROUP_LABEL,
+	O_WEB_CONFIG,
 };
 
 static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
@@ -145,6 +170,9 @@ static int exporter_opt(struct exporter_args *a, int opt, const char *arg)
 	case O_CGROUP_LABEL:
 		a->cgroup_label = true;
 		return 0;
+	case O_WEB_CONFIG:
+		a->web_config = arg;
+		return 0;
 	case O_NO_UPROBES:
 		a->o.no_uprobes = true;
 		return 0;
@@ -164,6 +192,7 @@ static int parse_opts(struct exporter_args *a, int argc, char **argv)
 	    {"max-series", required_argument, NULL, O_MAX_SERIES},
 	    {"per-cpu", no_argument, NULL, O_PER_CPU},
 	    {"cgroup-label", no_argument, NULL, O_CGROUP_LABEL},
+	    {"web.config.file", required_argument, NULL, O_WEB_CONFIG},
 	    {"no-uprobes", no_argument, NULL, O_NO_UPROBES},
 	    {0},
 	};
@@ -184,6 +213,8 @@ static int parse_opts(struct exporter_args *a, int argc, char **argv)
 		return rd_error("unexpected argument '%s'", argv[optind]);
 	if (!a->listen && !a->textfile)
 		return rd_error("say where the metrics go: --listen ADDR:PORT or --textfile PATH");
+	if (a->web_config && !a->listen)
+		return rd_error("--web.config.file configures --listen's server: give --listen");
 	return 0;
 }
 
@@ -515,6 +546,193 @@ static enum MHD_Result landing_page(struct MHD_Connection *conn)
 	return ret;
 }
 
+/* A PEM file into memory, NULL after reporting. */
+static char *read_pem(const char *path)
+{
+	FILE *f = fopen(path, "re"), *m;
+	char *text = NULL, buf[4096];
+	size_t len = 0, n;
+	int err = 0;
+
+	if (!f) {
+		rd_error("--web.config.file: %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	m = open_memstream(&text, &len);
+	if (!m) {
+		fclose(f);
+		rd_error("out of memory");
+		return NULL;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)))
+		fwrite(buf, 1, n, m);
+	if (ferror(f))
+		err = EIO;
+	fclose(f);
+	if (fclose(m) && !err)
+		err = ENOMEM;
+	if (err) {
+		free(text);
+		rd_error("--web.config.file: %s: %s", path, strerror(err));
+		return NULL;
+	}
+	return text;
+}
+
+static void web_free(struct web *w)
+{
+	if (!w)
+		return;
+	rd_webconfig_free(&w->c);
+	free(w->cert);
+	free(w->key);
+	free(w->ca);
+	free(w->cache);
+	free(w);
+}
+
+/* --web.config.file read, and the files it names: NULL after reporting. */
+static struct web *web_load(const char *path)
+{
+	struct web *w = calloc(1, sizeof(*w));
+	char err[512];
+
+	if (!w) {
+		rd_error("out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&w->cache_lock, NULL);
+	if (rd_webconfig_load(path, &w->c, err, sizeof(err))) {
+		rd_error("--web.config.file %s: %s", path, err);
+		goto fail;
+	}
+	if (w->c.tls) {
+		w->cert = read_pem(w->c.cert_file);
+		w->key = w->cert ? read_pem(w->c.key_file) : NULL;
+		if (!w->key)
+			goto fail;
+		if (w->c.client_ca_file && *w->c.client_ca_file &&
+		    !(w->ca = read_pem(w->c.client_ca_file)))
+			goto fail;
+		rd_webconfig_priorities(&w->c, w->priorities, sizeof(w->priorities));
+	}
+	w->cache = calloc(w->c.nusers ? w->c.nusers : 1, sizeof(*w->cache));
+	if (!w->cache) {
+		rd_error("out of memory");
+		goto fail;
+	}
+	return w;
+fail:
+	web_free(w);
+	return NULL;
+}
+
+/* Whether the client's certificate satisfies client_auth_type. The handshake asked for one
+ * (when there are authorities to name); what it must be is decided here. */
+static bool client_cert_ok(const struct web *w, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned int n = 0, status = 1;
+	gnutls_session_t s;
+
+	if (w->c.client_auth <= RD_CLIENT_REQUEST)
+		return true;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session)
+		return false;
+	s = (gnutls_session_t)ci->tls_session;
+	if (!gnutls_certificate_get_peers(s, &n) || !n)
+		return w->c.client_auth == RD_CLIENT_VERIFY_IF_GIVEN;
+	if (w->c.client_auth == RD_CLIENT_REQUIRE_ANY)
+		return true;
+	return !gnutls_certificate_verify_peers2(s, &status) && !status;
+}
+
+/* Equal strings, in a time that does not tell how much of them matched. */
+static bool same(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	unsigned char d = n != m;
+
+	for (size_t i = 0; i < n && i < m; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return !d;
+}
+
+/* Whether password is user's, by libxcrypt's bcrypt against the file's hash. An unknown
+ * user costs a bcrypt too, so that the time does not tell which users exist. */
+static bool password_ok(struct web *w, const char *user, const char *password)
+{
+	const struct rd_webuser *u = rd_webconfig_user(&w->c, user);
+	const char *hash = u ? u->hash : w->c.users[0].hash;
+	unsigned char digest[32];
+	struct auth_cache *c = u ? &w->cache[u - w->c.users] : NULL;
+	struct crypt_data *cd;
+	char *key = NULL;
+	bool ok = false;
+
+	if (asprintf(&key, "%s:%s", user, password) < 0)
+		return false;
+	if (gnutls_hash_fast(GNUTLS_DIG_SHA256, key, strlen(key), digest)) {
+		free(key);
+		return false;
+	}
+	free(key);
+	if (c) {
+		pthread_mutex_lock(&w->cache_lock);
+		ok = c->valid && !memcmp(c->digest, digest, sizeof(digest));
+		pthread_mutex_unlock(&w->cache_lock);
+		if (ok)
+			return true;
+	}
+	cd = calloc(1, sizeof(*cd));
+	if (!cd)
+		return false;
+	ok = crypt_r(password, hash, cd) && same(cd->output, hash) && u;
+	free(cd);
+	if (ok) {
+		pthread_mutex_lock(&w->cache_lock);
+		memcpy(c->digest, digest, sizeof(digest));
+		c->valid = true;
+		pthread_mutex_unlock(&w->cache_lock);
+	}
+	return ok;
+}
+
+/* Whether the request may be answered: its client certificate, its credentials. NO after
+ * queueing the refusal in *ret. */
+static bool allowed(struct web *w, struct MHD_Connection *conn, enum MHD_Result *ret)
+{
+	struct MHD_Response *r;
+	char *user, *password = NULL;
+	bool ok;
+
+	if (w->c.tls && !client_cert_ok(w, conn)) {
+		*ret = text_reply(conn, MHD_HTTP_FORBIDDEN,
+				  "rseqdbg exporter: a client certificate the server trusts is "
+				  "required\n");
+		return false;
+	}
+	if (!w->c.nusers)
+		return true;
+	user = MHD_basic_auth_get_username_password(conn, &password);
+	ok = user && password && password_ok(w, user, password);
+	MHD_free(user);
+	MHD_free(password);
+	if (ok)
+		return true;
+	r = MHD_create_response_from_buffer(sizeof("Unauthorized\n") - 1, (void *)"Unauthorized\n",
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		*ret = MHD_NO;
+		return false;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	*ret = MHD_queue_basic_auth_fail_response(conn, "rseqdbg exporter", r);
+	MHD_destroy_response(r);
+	return false;
+}
+
 /* One request: GET /metrics reads the maps and answers in the format the client prefers by
  * its Accept header (OpenMetrics, as Prometheus asks, or the Prometheus text format),
  * gzip-compressed when its Accept-Encoding takes gzip. */
@@ -527,9 +745,12 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
 	struct rd_proc_self self;
 	char *body = NULL, *zbody;
 	size_t len = 0, zlen;
+	enum MHD_Result ret;
 	FILE *f;
 	int err;
 
+	if (e->web && !allowed(e->web, conn, &ret))
+		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text_reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n");
 	if (!strcmp(url, "/"))
@@ -590,6 +811,9 @@ static unsigned int connection_limit(void)
  * signals that end the exporter. */
 static struct MHD_Daemon *start_httpd(struct exporter *e, int fd)
 {
+	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+	struct MHD_OptionItem opts[6] = {{MHD_OPTION_END, 0, NULL}};
+	struct web *w = e->web;
 	sigset_t block, old;
 	struct MHD_Daemon *d;
 
@@ -598,8 +822,20 @@ static struct MHD_Daemon *start_httpd(struct exporter *e, int fd)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
+	if (w && w->c.tls) {
+		struct MHD_OptionItem tls[] = {
+		    {MHD_OPTION_HTTPS_MEM_CERT, 0, w->cert},
+		    {MHD_OPTION_HTTPS_MEM_KEY, 0, w->key},
+		    {MHD_OPTION_HTTPS_PRIORITIES, 0, w->priorities},
+		    {w->ca ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, w->ca},
+		    {MHD_OPTION_END, 0, NULL},
+		};
+
+		memcpy(opts, tls, sizeof(tls));
+		flags |= MHD_USE_TLS;
+	}
 	d = MHD_start_daemon(
-	    MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, serve, e, MHD_OPTION_LISTEN_SOCKET, fd,
+	    flags, 0, NULL, NULL, serve, e, MHD_OPTION_ARRAY, opts, MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
 	    connection_limit(), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_SECONDS, MHD_OPTION_END);
@@ -668,6 +904,8 @@ static int start(struct exporter_args *a, struct exporter *e, int *fd, char *whe
 			return rd_error("--textfile: cannot write %s: %s", e->tmpfile,
 					strerror(-ret));
 	}
+	if (a->web_config && !(e->web = web_load(a->web_config)))
+		return EXIT_ERROR;
 	if (a->listen && (*fd = open_listen(a->listen, where, wlen)) < 0)
 		return EXIT_ERROR;
 	ret = rd_tracer_start(&a->o, &f, NULL, &child, &e->t);
@@ -707,7 +945,10 @@ int cmd_exporter(int argc, char **argv)
 	if (!code) {
 		/* Scripts and service managers wait for this line. */
 		fprintf(stderr, "rseqdbg: exporter: ready (mode %s):%s%s%s%s%s\n",
-			rd_mode_name(rd_tracer_mode(e.t)), httpd ? " http://" : "",
+			rd_mode_name(rd_tracer_mode(e.t)),
+			!httpd			? ""
+			: e.web && e.web->c.tls ? " https://"
+						: " http://",
 			httpd ? where : "", httpd ? "/metrics" : "", e.textfile ? " textfile " : "",
 			e.textfile ? e.textfile : "");
 		code = run(&e, a.interval);
@@ -723,5 +964,6 @@ int cmd_exporter(int argc, char **argv)
 		unlink(e.textfile);
 	free(e.tmpfile);
 	free(e.live);
+	web_free(e.web);
 	return code;
 }

@@ -3,7 +3,8 @@
 # rseqdbg exporter as a web service: scrapes are answered while 200 slow clients (each sending
 # a request header a line at a time, never finishing it) stay connected; a textfile it cannot
 # write is an error; content negotiation by quality, gzip, the landing page and process_*;
-# --cgroup-label tells the processes of two cgroups apart.
+# --cgroup-label tells the processes of two cgroups apart; --web.config.file's TLS, basic auth
+# and client certificates, with Debian's Prometheus scraping over https.
 source "$(dirname "$0")/../lib.sh"
 
 PIDS=()
@@ -215,6 +216,155 @@ PY
 	kill -TERM "$EPID"
 	wait "$EPID"
 	rmdir "$CG2$CG/a" "$CG2$CG/b" "$CG2$CG"
+fi
+
+# --- --web.config.file: TLS, basic auth, client certificates -----------------------------
+# A CA, the server's certificate from it (for 127.0.0.1), a client's from it and one from
+# nobody the server knows; prom's password as htpasswd -B writes it.
+mkcert() { # NAME CN [CA]: NAME.key, NAME.crt, signed by CA (self-signed without one)
+	local name=$1 cn=$2 ca=${3:-}
+	if [ -z "$ca" ]; then
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/$name.key" -out "$TMP/$name.crt" \
+			-days 2 -subj "/CN=$cn" 2>/dev/null
+	else
+		openssl req -newkey rsa:2048 -nodes -keyout "$TMP/$name.key" -out "$TMP/$name.csr" \
+			-subj "/CN=$cn" 2>/dev/null &&
+			printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$TMP/$name.ext" &&
+			openssl x509 -req -in "$TMP/$name.csr" -CA "$TMP/$ca.crt" -CAkey "$TMP/$ca.key" \
+				-CAcreateserial -out "$TMP/$name.crt" -days 2 -extfile "$TMP/$name.ext" 2>/dev/null
+	fi
+}
+# status ARGS...: the HTTP status curl gets (000: no HTTP answer), the body in curl.out
+status() {
+	curl -s -o "$TMP/curl.out" -w '%{http_code}' --max-time 30 "$@" 2>/dev/null
+}
+if ! command -v openssl >/dev/null || ! command -v htpasswd >/dev/null || ! command -v curl >/dev/null; then
+	fail "exporter --web.config.file" "openssl, htpasswd or curl missing (scripts/deps.sh installs them)"
+elif ! { mkcert ca "rseqdbg test CA" && mkcert server localhost ca && mkcert client prom ca &&
+	mkcert rogue prom; }; then
+	fail "exporter --web.config.file: certificates made" "openssl failed"
+else
+	HASH=$(htpasswd -nbB -C 4 prom "s3cret pass" | cut -d: -f2)
+	# Paths relative to the file, as the toolkit reads them.
+	cat >"$TMP/web.yml" <<EOF
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  prom: $HASH
+EOF
+	start_exporter tls --listen 127.0.0.1:0 --comm rseqdbg_none --web.config.file "$TMP/web.yml"
+	check "exporter --web.config.file: the ready line names https" \
+		grep -q 'ready .*https://127.0.0.1:[0-9]*/metrics' "$TMP/tls.err"
+	U="https://127.0.0.1:$EPORT/metrics"
+	got=$(status --cacert "$TMP/ca.crt" -u "prom:s3cret pass" "$U")
+	check "exporter over TLS with the right password: 200 and the metrics (got $got)" \
+		test "$got" = 200 -a -n "$(grep '^rseqdbg_info' "$TMP/curl.out")"
+	got=$(status --cacert "$TMP/ca.crt" -u "prom:wrong" "$U")
+	check "exporter over TLS, a wrong password: 401 (got $got)" test "$got" = 401
+	got=$(status --cacert "$TMP/ca.crt" -u "nobody:s3cret pass" "$U")
+	check "exporter over TLS, an unknown user: 401 (got $got)" test "$got" = 401
+	got=$(status --cacert "$TMP/ca.crt" "$U")
+	check "exporter over TLS, no credentials: 401 (got $got)" test "$got" = 401
+	got=$(status --cacert "$TMP/ca.crt" "https://127.0.0.1:$EPORT/")
+	check "exporter over TLS: the landing page asks for credentials too (got $got)" test "$got" = 401
+	got=$(status -u "prom:s3cret pass" "http://127.0.0.1:$EPORT/metrics")
+	check "exporter over TLS: plain http gets no answer (got $got)" test "$got" = 000
+	got=$(status --tls-max 1.1 --cacert "$TMP/ca.crt" -u "prom:s3cret pass" "$U")
+	check "exporter over TLS: TLS 1.1 refused, 1.2 the least by default (got $got)" test "$got" = 000
+
+	# Debian's Prometheus scraping it over https with basic_auth; a second job with a wrong
+	# password is down.
+	if ! command -v prometheus >/dev/null; then
+		fail "Prometheus over https" "prometheus missing (scripts/deps.sh installs it)"
+	else
+		cat >"$TMP/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: rseqdbg
+    scheme: https
+    tls_config:
+      ca_file: $TMP/ca.crt
+    basic_auth:
+      username: prom
+      password: 's3cret pass'
+    static_configs:
+      - targets: ['127.0.0.1:$EPORT']
+  - job_name: wrong
+    scheme: https
+    tls_config:
+      ca_file: $TMP/ca.crt
+    basic_auth:
+      username: prom
+      password: wrong
+    static_configs:
+      - targets: ['127.0.0.1:$EPORT']
+EOF
+		PPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
+			--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prom.log" 2>&1 &
+		PROM=$!
+		PIDS+=("$PROM")
+		# up JOB: the job's last up sample, empty before its first scrape
+		up() {
+			python3 -c 'import json, sys, urllib.parse, urllib.request
+u = "http://127.0.0.1:%s/api/v1/query?%s" % (sys.argv[1], urllib.parse.urlencode({"query": "up{job=\"%s\"}" % sys.argv[2]}))
+r = json.load(urllib.request.urlopen(u, timeout=10))["data"]["result"]
+print(r[0]["value"][1] if r else "")' "$PPORT" "$1" 2>/dev/null
+		}
+		both_scraped() { [ -n "$(up rseqdbg)" ] && [ -n "$(up wrong)" ]; }
+		wait_for -q -p "$PROM" 60 "Prometheus' first scrapes" both_scraped
+		got=$(up rseqdbg)
+		check "Prometheus scrapes the exporter over https with basic_auth: up == 1 (got $got)" \
+			test "$got" = 1
+		got=$(up wrong)
+		check "Prometheus with a wrong password: up == 0 (got $got)" test "$got" = 0
+		kill "$PROM"
+		wait "$PROM" 2>/dev/null
+	fi
+	kill -TERM "$EPID"
+	wait "$EPID"
+
+	# Client certificates: RequireAndVerifyClientCert takes the CA's, refuses others and none.
+	cat >"$TMP/web-mtls.yml" <<EOF
+tls_server_config:
+  cert_file: $TMP/server.crt
+  key_file: $TMP/server.key
+  client_auth_type: RequireAndVerifyClientCert
+  client_ca_file: $TMP/ca.crt
+  min_version: TLS13
+EOF
+	start_exporter mtls --listen 127.0.0.1:0 --comm rseqdbg_none --web.config.file "$TMP/web-mtls.yml"
+	U="https://127.0.0.1:$EPORT/metrics"
+	got=$(status --cacert "$TMP/ca.crt" --cert "$TMP/client.crt" --key "$TMP/client.key" "$U")
+	check "exporter, RequireAndVerifyClientCert: the CA's client certificate gets 200 (got $got)" \
+		test "$got" = 200
+	got=$(status --cacert "$TMP/ca.crt" "$U")
+	check "exporter, RequireAndVerifyClientCert: no client certificate is refused (got $got)" \
+		test "$got" = 403
+	got=$(status --cacert "$TMP/ca.crt" --cert "$TMP/rogue.crt" --key "$TMP/rogue.key" "$U")
+	check "exporter, RequireAndVerifyClientCert: another CA's certificate is refused (got $got)" \
+		test "$got" = 403
+	got=$(status --tls-max 1.2 --cacert "$TMP/ca.crt" --cert "$TMP/client.crt" --key "$TMP/client.key" "$U")
+	check "exporter, min_version TLS13: TLS 1.2 refused (got $got)" test "$got" = 000
+	kill -TERM "$EPID"
+	wait "$EPID"
+
+	# A configuration it cannot use: one error line naming the line, exit 2, before attaching.
+	printf 'tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth: x\n' >"$TMP/bad.yml"
+	err=$("$RSEQDBG" exporter --listen 127.0.0.1:0 --web.config.file "$TMP/bad.yml" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q 'line 4: .*client_auth is not supported' <<<"$err"; then
+		pass "exporter --web.config.file with an unknown key: one error line naming it, exit 2"
+	else
+		fail "exporter --web.config.file with an unknown key: one error line naming it, exit 2" "rc=$rc: $err"
+	fi
+	err=$("$RSEQDBG" exporter --listen 127.0.0.1:0 --web.config.file "$TMP/web-missing.yml" 2>&1 >/dev/null)
+	rc=$?
+	check "exporter --web.config.file missing: one error line, exit 2" \
+		test $rc -eq 2 -a "$(wc -l <<<"$err")" -eq 1
 fi
 
 # --- slow clients do not stop the scrapes ------------------------------------------------
