@@ -48,11 +48,13 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: rseqdbg exporter [--listen ADDR:PORT] [--textfile PATH] [OPTIONS]\n\n"
+	    "Usage: rseqdbg exporter [--listen ADDR:PORT] [--textfile PATH]\n"
+	    "                        [--web.config.file PATH] [OPTIONS]\n\n"
 	    "Keep the rseq tracer attached and export its counters (aborts by command name,\n"
 	    "function, module and cause; migrations; cpu_id updates; signals) in the\n"
 	    "OpenMetrics or Prometheus text format. Runs until SIGTERM or SIGINT. Needs root,\n"
-	    "or CAP_BPF and CAP_PERFMON.\n\n"
+	    "or CAP_BPF and CAP_PERFMON, with CAP_SYS_ADMIN for the uprobes and CAP_SYS_PTRACE\n"
+	    "and CAP_DAC_READ_SEARCH for other users' processes.\n\n"
 	    "Output (at least one):\n"
 	    "      --listen ADDR:PORT  serve /metrics over HTTP on ADDR:PORT (127.0.0.1:9810,\n"
 	    "                          [::1]:9810, :9810 for every address; port 0: any)\n"
