@@ -65,6 +65,7 @@ static void test_defaults(void **state)
 	assert_int_equal(parse("basic_auth_users:\n  prom: " HASH "\n", &c, err), 0);
 	assert_false(c.tls);
 	assert_int_equal(c.nusers, 1);
+	rd_webconfig_free(&c);
 	assert_int_equal(parse("tls_server_config:\n  cert_file: a\n  key_file: b\n", &c, err), 0);
 	assert_true(c.tls);
 	assert_int_equal(c.client_auth, RD_CLIENT_NONE);
