@@ -1,29 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* /proc/self/stat (CPU times, start in clock ticks after boot, sizes), /proc/stat's boot
- * time, the open descriptors in /proc/self/fd and RLIMIT_NOFILE: what node_exporter and the
+/* /proc/self/stat (CPU times, start in clock ticks after boot, sizes), the boot time from
+ * the clocks, the open descriptors in /proc/self/fd and RLIMIT_NOFILE: what node_exporter and the
  * other Prometheus client libraries read for their process_* metrics. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exporter/process.h"
 
-static unsigned long long boot_time(void)
+/* When the machine booted, in seconds since the epoch: the clock's time less the time since
+ * boot, which needs no /proc/stat (hidden by the unit's ProcSubset=pid). */
+static double boot_time(void)
 {
-	unsigned long long bt = 0;
-	char line[256];
-	FILE *f = fopen("/proc/stat", "re");
+	struct timespec now, up;
 
-	if (!f)
+	if (clock_gettime(CLOCK_REALTIME, &now) || clock_gettime(CLOCK_BOOTTIME, &up))
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "btime %llu", &bt) == 1)
-			break;
-	fclose(f);
-	return bt;
+	return (double)(now.tv_sec - up.tv_sec) + (double)(now.tv_nsec - up.tv_nsec) / 1e9;
 }
 
 static uint64_t open_fds(void)
@@ -67,7 +64,7 @@ int rd_proc_self_read(struct rd_proc_self *p)
 		   &utime, &stime, &start, &vsize, &rss) != 5)
 		return -EINVAL;
 	p->cpu_seconds = (double)(utime + stime) / tick;
-	p->start_time = (double)boot_time() + (double)start / tick;
+	p->start_time = boot_time() + (double)start / tick;
 	p->virtual_bytes = vsize;
 	p->resident_bytes = rss > 0 ? (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 	p->open_fds = open_fds();

@@ -151,7 +151,7 @@ for l in open(sys.argv[2]):
     m = re.match(r'^\d+ +([a-z0-9_]+)\((.*)', l)
     if not m:
         continue
-    if m.group(1) == 'execve' and sys.argv[3] in m.group(2):
+    if m.group(1) == 'execve' and m.group(2).startswith('"%s"' % sys.argv[3]):
         started = True
     elif started:
         used.add(m.group(1))
