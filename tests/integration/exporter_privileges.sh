@@ -3,7 +3,8 @@
 # The exporter as its unit runs it: a user that is not root (nobody here, a dynamic one under
 # systemd) with exactly the unit's AmbientCapabilities, given by setpriv. It loads, attaches
 # its uprobes to a root process's abort handlers and serves the right counts; every system
-# call it makes is in the unit's SystemCallFilter; systemd-analyze rates the unit 2.5 at most.
+# call it makes is in the unit's SystemCallFilter; systemd-analyze rates the unit 2.5 at most;
+# a program in a directory hidden from it has its aborts counted under their function names.
 source "$(dirname "$0")/../lib.sh"
 
 UNIT="$TOP/scripts/rseqdbg-exporter.service.in"
@@ -162,6 +163,54 @@ PY
 	pass "exporter: every system call it made is in the unit's SystemCallFilter ($(paste -sd' ' <<<"$filter"))"
 else
 	fail "exporter: every system call it made is in the unit's SystemCallFilter" "$why"
+fi
+
+# A program in a directory the service does not see (ProtectHome=, PrivateTmp=): the exporter
+# in a mount namespace where that directory is an empty tmpfs still counts its aborts under
+# their function names, reading the program through the process.
+W="$BUILD/tests/workloads/rseq_workload"
+COMM=rwl_priv_$$
+COMM=${COMM:0:15}
+mkdir "$TMP/hidden"
+cp "$W" "$TMP/hidden/$COMM"
+unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs "$1" && shift && exec "$@"' sh \
+	"$TMP/hidden" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	--inh-caps="-all,$caps" --ambient-caps="-all,$caps" --bounding-set="-all,$caps" \
+	"$RSEQDBG" exporter --listen 127.0.0.1:0 --comm "$COMM" 2>"$TMP/hid.err" &
+HPID=$!
+PIDS+=("$HPID")
+if ! wait_for -q -p "$HPID" 60 "the exporter's ready line" file_has 'exporter: ready' "$TMP/hid.err"; then
+	fail "exporter as uid 65534, the program's directory hidden: ready" "$(cat "$TMP/hid.err")"
+else
+	HPORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/hid.err")
+	"$TMP/hidden/$COMM" --signal-us 200 --seconds 1 --out "$TMP/hid.txt" 2>/dev/null
+	if why=$(python3 - "$HPORT" "$TMP/hid.txt" "$COMM" <<'PY'
+import re, sys, urllib.request
+text = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % sys.argv[1], timeout=30).read().decode()
+theirs = {}
+for l in open(sys.argv[2]):
+    k, _, v = l.strip().partition('=')
+    if k.startswith('section.') and k.endswith('.aborts') and int(v):
+        theirs[k.split('.')[1]] = theirs.get(k.split('.')[1], 0) + int(v)
+mine, skips = {}, 0
+for m in re.finditer(r'^(\w+)\{(.*)\} (\S+)$', text, re.M):
+    l = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+    if m.group(1) == 'rseq_aborts_total' and l['comm'] == sys.argv[3]:
+        mine[l['function']] = mine.get(l['function'], 0) + int(float(m.group(3)))
+    if m.group(1) == 'rseqdbg_program_skips_total' and l['program'] == 'abort_backup':
+        skips = int(float(m.group(3)))
+# An abort is missed only when the kernel skipped both programs for it, which it counts.
+short = sum(theirs.values()) - sum(mine.values())
+if not theirs or set(mine) - set(theirs) or any(mine.get(k, 0) > v for k, v in theirs.items()) or short > skips:
+    print('aborts per function %s, the workload counted %s' % (mine, theirs))
+PY
+) && [ -z "$why" ]; then
+		pass "exporter as uid 65534, the program's directory hidden: its aborts per function exact"
+	else
+		fail "exporter as uid 65534, the program's directory hidden: its aborts per function exact" "$why"
+	fi
+	kill -TERM "$HPID"
+	wait "$HPID"
 fi
 
 none_left() { left=$(left_behind "$first_id"); [ -z "$left" ]; }
