@@ -809,8 +809,8 @@ static unsigned int connection_limit(void)
 	return room < 16 ? 16 : room > HTTP_CONNECTIONS ? HTTP_CONNECTIONS : (unsigned int)room;
 }
 
-/* The HTTP server on listening socket fd, in threads of its own, which take none of the
- * signals that end the exporter. */
+/* The HTTP server on listening socket fd (HTTPS with a tls_server_config), in threads of its
+ * own, which take none of the signals that end the exporter. */
 static struct MHD_Daemon *start_httpd(struct exporter *e, int fd)
 {
 	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD;

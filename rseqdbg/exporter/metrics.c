@@ -46,6 +46,7 @@ struct rd_metrics {
 	size_t own[2];	  /* series of each family but "(other)": what --max-series bounds */
 	size_t family[2]; /* series of each family, "(other)" included */
 	void *series_tree, *record_tree; /* tsearch() trees */
+	void *cgroup_tree;		 /* struct pid_cgroup, of processes not forgotten */
 	uint64_t folded;		 /* aborts counted into "(other)" */
 	uint64_t exited;		 /* processes forgotten */
 	struct rt_stats total;
@@ -56,6 +57,28 @@ struct rd_metrics {
 	struct rd_proc_self self;
 	bool has_self;
 };
+
+/* A process's cgroup, kept from when it was first read: a kind of abort first counted after
+ * the process exited still has it. */
+struct pid_cgroup {
+	pid_t pid;
+	char *path;
+};
+
+static int cmp_pid_cgroup(const void *a, const void *b)
+{
+	pid_t x = ((const struct pid_cgroup *)a)->pid, y = ((const struct pid_cgroup *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+static void free_pid_cgroup(void *p)
+{
+	struct pid_cgroup *c = p;
+
+	free(c->path);
+	free(c);
+}
 
 static int cmp_series(const void *a, const void *b)
 {
@@ -108,6 +131,7 @@ void rd_metrics_free(struct rd_metrics *m)
 	if (!m)
 		return;
 	tdestroy(m->record_tree, free);
+	tdestroy(m->cgroup_tree, free_pid_cgroup);
 	tdestroy(m->series_tree, free_series);
 	free(m->series);
 	free(m->cpus);
@@ -167,6 +191,30 @@ static struct series *series_get(struct rd_metrics *m, const struct series *l, u
 	return s;
 }
 
+/* The cgroup label of process pid into buf: as first read, or "unknown" when it could not
+ * be read (the process had exited). */
+static void cgroup_label(struct rd_metrics *m, pid_t pid, char *buf, size_t len)
+{
+	struct pid_cgroup key = {.pid = pid}, *c;
+	void *found = tfind(&key, &m->cgroup_tree, cmp_pid_cgroup);
+
+	if (found) {
+		snprintf(buf, len, "%s", (*(struct pid_cgroup **)found)->path);
+		return;
+	}
+	if (m->o.cgroup_of(m->o.cgroup_ctx, pid, buf, len)) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return; /* read again next time */
+	c->pid = pid;
+	c->path = strdup(buf);
+	if (!c->path || !tsearch(c, &m->cgroup_tree, cmp_pid_cgroup))
+		free_pid_cgroup(c);
+}
+
 /* The series a section's kind counts into: its own, or "(other)" once its family has
  * --max-series of its own. */
 static struct series *series_for(struct rd_metrics *m, const struct rd_sum_section *e,
@@ -186,10 +234,10 @@ static struct series *series_for(struct rd_metrics *m, const struct rd_sum_secti
 	snprintf(module, sizeof(module), "%s", rd_safe(mod));
 	if (!m->o.cgroup_of)
 		l.cgroup = none;
-	else if (m->o.cgroup_of(m->o.cgroup_ctx, (pid_t)e->key.tgid, raw, sizeof(raw)))
-		snprintf(cgroup, sizeof(cgroup), "unknown");
-	else
+	else {
+		cgroup_label(m, (pid_t)e->key.tgid, raw, sizeof(raw));
 		snprintf(cgroup, sizeof(cgroup), "%s", rd_safe(raw));
+	}
 	found = tfind(&l, &m->series_tree, cmp_series);
 	if (found)
 		return *(struct series **)found;
@@ -327,6 +375,16 @@ void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n)
 		free(f.gone[i]);
 	}
 	free(f.gone);
+	for (size_t i = 0; i < n; i++) {
+		struct pid_cgroup key = {.pid = pids[i]}, *c;
+		void *found = tfind(&key, &m->cgroup_tree, cmp_pid_cgroup);
+
+		if (!found)
+			continue;
+		c = *(struct pid_cgroup **)found;
+		tdelete(c, &m->cgroup_tree, cmp_pid_cgroup);
+		free_pid_cgroup(c);
+	}
 	m->exited += n;
 }
 

@@ -20,7 +20,7 @@ struct rd_metrics_opts {
 	bool per_cpu;	   /* the rseq_percpu_* families */
 	bool uprobes;	   /* the tracer counts abort handler entries */
 	/* With a cgroup label: the cgroup v2 path of process pid into buf, 0 or -errno. Asked
-	 * when a section's kind is first counted. */
+	 * when the process's aborts are first counted, kept until it is forgotten. */
 	int (*cgroup_of)(void *ctx, pid_t pid, char *buf, size_t len);
 	void *cgroup_ctx;
 	enum rd_trace_mode mode; /* the info metric's labels */

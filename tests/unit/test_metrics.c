@@ -227,9 +227,11 @@ static void test_max_series_per_family(void **state)
 	rd_metrics_free(m);
 }
 
+static pid_t exited_pid;
+
 static int fake_cgroup(void *ctx, pid_t pid, char *buf, size_t len)
 {
-	if (pid == 300)
+	if (pid == 300 || pid == exited_pid)
 		return -ENOENT; /* exited before its aborts were read */
 	snprintf(buf, len, "/system.slice/wl-%d.service", (int)pid);
 	return 0;
@@ -268,6 +270,37 @@ static void test_cgroup_label(void **state)
 				   "module=\"(other)\",cgroup=\"(other)\",cause=\"preemption\"}"),
 			 2);
 	assert_int_equal(sample(t, "rseqdbg_abort_series"), 4);
+	free(t);
+
+	/* Process 100 has exited (its cgroup can no longer be read): a new kind of its aborts
+	 * keeps the cgroup read while it lived. */
+	exited_pid = 100;
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 1, &si_add);
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"(other)\",function=\"(other)\","
+				   "module=\"(other)\",cgroup=\"(other)\",cause=\"signal\"}"),
+			 1);
+	free(t);
+	rd_metrics_free(m);
+
+	/* With room for it, that kind has a series of its own in the cgroup. */
+	o.max_series = 10;
+	exited_pid = 0;
+	assert_int_equal(rd_metrics_new(&o, &m), 0);
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 0, &si_add);
+	update(m, &s);
+	exited_pid = 100;
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 1, &si_add);
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				   "\"/usr/lib/libwl.so\",cgroup=\"/system.slice/wl-100.service\","
+				   "cause=\"signal\"}"),
+			 1);
 	free(t);
 	rd_metrics_free(m);
 }
