@@ -84,7 +84,7 @@ WARNFLAGS  := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -W
 CPPFLAGS   += -D_GNU_SOURCE -DRSEQDBG_VERSION='"$(VERSION)"' -DRSEQDBG_DATADIR='"$(DATADIR)"' \
 	      -Ilibelfscan -Irseqdbg -Ibpf -I$(BUILD)/bpf -I/usr/include/capstone -MMD -MP
 ALL_CFLAGS := $(CFLAGS) $(WARNFLAGS) $(SANFLAGS) -std=gnu11
-LIBS       := -lbpf -ldw -lelf -lcapstone -lmicrohttpd -lz -lpthread
+LIBS       := -lbpf -ldw -lelf -lcapstone -lmicrohttpd -lgnutls -lyaml -lcrypt -lz -lpthread
 LDFLAGS    += $(SANFLAGS)
 
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
@@ -204,6 +204,12 @@ $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)
 METRICS_OBJS = $(TOOL_UNIT_OBJS) $(BUILD)/obj/rseqdbg/exporter/metrics.o
 $(BUILD)/tests/test_metrics: $(METRICS_OBJS)
 $(BUILD)/tests/test_metrics: EXTRA_OBJS = $(METRICS_OBJS)
+NEGOTIATE_OBJS = $(BUILD)/obj/rseqdbg/exporter/negotiate.o
+WEBCONFIG_OBJS = $(BUILD)/obj/rseqdbg/exporter/webconfig.o
+$(BUILD)/tests/test_webconfig: $(WEBCONFIG_OBJS)
+$(BUILD)/tests/test_webconfig: EXTRA_OBJS = $(WEBCONFIG_OBJS)
+$(BUILD)/tests/test_negotiate: $(NEGOTIATE_OBJS)
+$(BUILD)/tests/test_negotiate: EXTRA_OBJS = $(NEGOTIATE_OBJS)
 $(BUILD)/tests/test_planner: $(PLANNER_OBJS)
 $(BUILD)/tests/test_planner: EXTRA_OBJS = $(PLANNER_OBJS)
 

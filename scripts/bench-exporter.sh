@@ -6,6 +6,11 @@
 #     every second, on this machine as it is ("idle": nothing of ours runs), then while the
 #     abort-heavy workload runs on every CPU; and the workload's own cost alone and under the
 #     exporter, in turns (its BPF programs run in the workload's threads);
+#   - the same CPU and memory with TLS and basic auth on (--web.config.file), and the cost of
+#     one scrape over TLS;
+#   - scrape latency (median and slowest of BENCH_SCRAPES) with no other client connected and
+#     with 200 slow clients, each holding a connection open with a request header it sends a
+#     line a second and never finishes;
 #   - the cost of one scrape (wall time, the exporter's CPU time, bytes) with 1,000 and 10,000
 #     series of rseq_aborts_total. The series are real: that many short processes, each run
 #     for 3 ms under a name of its own (a symlink to the workload) with a signal every 100 us,
@@ -26,7 +31,7 @@ W=$(mktemp -d /tmp/bench-exporter.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
 python3 - "$RSEQDBG" "$WL" "$W" "$NODE" "$(nproc)" <<'PYEOF'
-import os, re, signal, socket, statistics, subprocess, sys, time, urllib.request
+import base64, os, re, signal, socket, ssl, statistics, subprocess, sys, time, urllib.request
 
 rseqdbg, wl, tmp, node, ncpu = sys.argv[1:6]
 secs = float(os.environ.get("BENCH_SECONDS", "10"))
@@ -59,20 +64,49 @@ def free_port():
     s.close()
     return p
 
+# Ports served over TLS with basic auth: the client's TLS context and Authorization header.
+tls_ports = {}
+
 def scrape(port):
     h = {"Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"}
+    ctx, scheme = None, "http"
+    if port in tls_ports:
+        ctx, auth = tls_ports[port]
+        h["Authorization"] = auth
+        scheme = "https"
     r = urllib.request.urlopen(urllib.request.Request(
-        "http://127.0.0.1:%d/metrics" % port, headers=h), timeout=60)
+        "%s://127.0.0.1:%d/metrics" % (scheme, port), headers=h), timeout=60, context=ctx)
     return r.read()
 
-def start_exporter():
+def web_config():
+    """A CA, a certificate for 127.0.0.1 from it, a bcrypt password (cost 10, as htpasswd
+    -B makes by default): the web configuration file, the client's TLS context and header."""
+    def run(*a):
+        subprocess.run(a, check=True, cwd=tmp, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+        "ca.crt", "-days", "2", "-subj", "/CN=bench CA")
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out",
+        "server.csr", "-subj", "/CN=localhost")
+    open(os.path.join(tmp, "san.ext"), "w").write("subjectAltName=IP:127.0.0.1\n")
+    run("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext")
+    hash_ = subprocess.run(["htpasswd", "-nbB", "prom", "bench"], check=True,
+                           capture_output=True, text=True).stdout.strip().split(":", 1)[1]
+    path = os.path.join(tmp, "web.yml")
+    open(path, "w").write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                          "basic_auth_users:\n  prom: '%s'\n" % hash_)
+    ctx = ssl.create_default_context(cafile=os.path.join(tmp, "ca.crt"))
+    return path, ctx, "Basic " + base64.b64encode(b"prom:bench").decode()
+
+def start_exporter(extra=()):
     err = open(os.path.join(tmp, "exporter.err"), "w+")
     p = subprocess.Popen([rseqdbg, "exporter", "--listen", "127.0.0.1:0", "--max-series",
-                          "100000", "--interval", "3600"], stderr=err)
+                          "100000", "--interval", "3600", *extra], stderr=err)
     procs.append(p)
     for _ in range(600):
         err.seek(0)
-        m = re.search(r"ready .*http://127\.0\.0\.1:(\d+)/metrics", err.read())
+        m = re.search(r"ready .*https?://127\.0\.0\.1:(\d+)/metrics", err.read())
         if m:
             return p, int(m.group(1))
         if p.poll() is not None:
@@ -144,6 +178,32 @@ def churn(port, want, state):
             r.wait()
         running = []
 
+def slow_clients(port, n):
+    """n connections that send a request line and then a header line now and then."""
+    socks = []
+    for i in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        socks.append(s)
+    return socks
+
+def trickle(socks):
+    for i, s in enumerate(socks):
+        try:
+            s.sendall(b"X-Slow-%d: 1\r\n" % i)
+        except OSError:
+            pass
+
+def latency(port, n, socks):
+    """Median and slowest wall ms of n scrapes, the slow clients kept talking."""
+    walls = []
+    for _ in range(n):
+        trickle(socks)
+        t = time.perf_counter()
+        scrape(port)
+        walls.append((time.perf_counter() - t) * 1000)
+    return statistics.median(walls), max(walls)
+
 def report(path):
     return dict(l.strip().split("=", 1) for l in open(path) if "=" in l)
 
@@ -176,6 +236,16 @@ try:
     print("  %-44s %8s %9s" % ("", "CPU %", "RSS MiB"))
     c, r = watch(exp.pid, port, secs)
     print("  %-44s %8.2f %9.1f" % ("rseqdbg exporter, idle", c, r))
+    # The same over TLS with basic auth: a TLS handshake per scrape (a new connection each
+    # time) and the password's bcrypt once, then its remembered digest.
+    path, ctx, auth = web_config()
+    texp, tport = start_exporter(["--web.config.file", path])
+    tls_ports[tport] = (ctx, auth)
+    c, r = watch(texp.pid, tport, secs)
+    print("  %-44s %8.2f %9.1f" % ("rseqdbg exporter, idle, TLS and basic auth", c, r))
+    w, c, b, n = scrape_cost(texp.pid, tport, scrapes)
+    print("    (one scrape over TLS: %.2f ms wall, %.2f ms of the server's CPU)" % (w, c))
+    stop(texp)
     if nd:
         c, r = watch(nd[0].pid, nd[1], secs)
         print("  %-44s %8.2f %9.1f" % ("node_exporter (default collectors)", c, r))
@@ -196,6 +266,14 @@ try:
     print("  under the exporter %.3f s wall (x%.3f), %.3f s CPU (x%.3f)"
           % (wu, wu / wa, cu, cu / ca))
     print("  (aborts %d alone, %d under; signals %d alone, %d under)" % (aa, au, sa, su))
+    print("scrape latency (%d scrapes):" % scrapes)
+    print("  %-44s %9s %9s" % ("", "median ms", "max ms"))
+    for n in (0, 200):
+        socks = slow_clients(port, n)
+        m, x = latency(port, scrapes, socks)
+        print("  %-44s %9.2f %9.2f" % ("rseqdbg exporter, %d slow clients connected" % n, m, x))
+        for s in socks:
+            s.close()
     print("one scrape (median of %d; CPU: the server's user + system per scrape):" % scrapes)
     print("  %-44s %8s %9s %9s %9s" % ("", "series", "wall ms", "CPU ms", "bytes"))
     if nd:

@@ -5,7 +5,8 @@
 #   scripts/deps.sh           building and `make check` (what the tests run: gdb, binutils'
 #                             readelf, objdump and nm, python3 with python3-jsonschema for
 #                             the JSON schemas, pkg-config,
-#                             strace, prometheus with its promtool for the exporter's, and
+#                             strace, prometheus with its promtool for the exporter's, openssl
+#                             and apache2-utils' htpasswd for its TLS and passwords, and
 #                             debuginfod, curl and unshare for the symbols served by build-id)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
@@ -23,8 +24,9 @@
 set -eu
 
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev libmicrohttpd-dev libdebuginfod-dev gdb binutils python3 python3-jsonschema
-strace prometheus debuginfod curl util-linux"
+libcapstone-dev libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libdebuginfod-dev gdb
+binutils python3 python3-jsonschema strace prometheus openssl apache2-utils debuginfod curl
+util-linux"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;
@@ -42,7 +44,8 @@ arm64 | kernels-arm64)
 	# libdw1:arm64 and need no -dev package.
 	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
 	zlib1g-dev:arm64 libbpf-dev:arm64 libcapstone-dev:arm64 libmicrohttpd-dev:arm64
-	libcmocka-dev:arm64 qemu-user-static"
+	libgnutls28-dev:arm64 libyaml-dev:arm64 libcrypt-dev:arm64 libcmocka-dev:arm64
+	qemu-user-static"
 	[ "$1" = arm64 ] || PKGS="$PKGS qemu-system-arm busybox-static xz-utils zstd"
 	;;
 *) echo "deps.sh: unknown group $1 (bench, fuzz, format, lint, kernels, fixtures, arm64, kernels-arm64)" >&2; exit 2 ;;

@@ -20,9 +20,12 @@
 #define ENTRY_KERNEL RT_NCAUSES
 #define ENTRY_USER (RT_NCAUSES + 1)
 #define NKINDS (RT_NCAUSES + 2)
+/* A kind's family: 0 for rseq_aborts_total, 1 for rseq_abort_handler_entries_total. */
+#define FAMILY(kind) ((kind) >= RT_NCAUSES)
 
 struct series {
 	char *comm, *function, *module;
+	char *cgroup;	/* "" without --cgroup-label */
 	uint32_t cause; /* the kind */
 	bool other;	/* the "(other)" series of its cause */
 	uint64_t value;
@@ -39,8 +42,11 @@ struct record {
 struct rd_metrics {
 	struct rd_metrics_opts o;
 	struct series **series; /* in the order they appeared */
-	size_t nseries, cap, nother;
+	size_t nseries, cap;
+	size_t own[2];	  /* series of each family but "(other)": what --max-series bounds */
+	size_t family[2]; /* series of each family, "(other)" included */
 	void *series_tree, *record_tree; /* tsearch() trees */
+	void *cgroup_tree;		 /* struct pid_cgroup, of processes not forgotten */
 	uint64_t folded;		 /* aborts counted into "(other)" */
 	uint64_t exited;		 /* processes forgotten */
 	struct rt_stats total;
@@ -48,7 +54,31 @@ struct rd_metrics {
 	uint64_t *cpu_signals;
 	int ncpus;
 	uint64_t skipped[3]; /* fixup, backup, event programs */
+	struct rd_proc_self self;
+	bool has_self;
 };
+
+/* A process's cgroup, kept from when it was first read: a kind of abort first counted after
+ * the process exited still has it. */
+struct pid_cgroup {
+	pid_t pid;
+	char *path;
+};
+
+static int cmp_pid_cgroup(const void *a, const void *b)
+{
+	pid_t x = ((const struct pid_cgroup *)a)->pid, y = ((const struct pid_cgroup *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+static void free_pid_cgroup(void *p)
+{
+	struct pid_cgroup *c = p;
+
+	free(c->path);
+	free(c);
+}
 
 static int cmp_series(const void *a, const void *b)
 {
@@ -60,7 +90,9 @@ static int cmp_series(const void *a, const void *b)
 	r = strcmp(x->comm, y->comm);
 	if (!r)
 		r = strcmp(x->function, y->function);
-	return r ? r : strcmp(x->module, y->module);
+	if (!r)
+		r = strcmp(x->module, y->module);
+	return r ? r : strcmp(x->cgroup, y->cgroup);
 }
 
 static int cmp_record(const void *a, const void *b)
@@ -90,6 +122,7 @@ static void free_series(void *p)
 	free(s->comm);
 	free(s->function);
 	free(s->module);
+	free(s->cgroup);
 	free(s);
 }
 
@@ -98,6 +131,7 @@ void rd_metrics_free(struct rd_metrics *m)
 	if (!m)
 		return;
 	tdestroy(m->record_tree, free);
+	tdestroy(m->cgroup_tree, free_pid_cgroup);
 	tdestroy(m->series_tree, free_series);
 	free(m->series);
 	free(m->cpus);
@@ -122,13 +156,14 @@ static void section_labels(const struct rd_sum_section *e, char *func, size_t le
 		snprintf(func, len, "unknown");
 }
 
-/* The series of (comm, function, module, cause), made when new: NULL when out of memory. */
-static struct series *series_get(struct rd_metrics *m, const char *comm, const char *func,
-				 const char *module, uint32_t cause)
+/* The series of labels l (made printable) and cause, made when new: NULL when out of memory. */
+static struct series *series_get(struct rd_metrics *m, const struct series *l, uint32_t cause)
 {
-	struct series key = {(char *)comm, (char *)func, (char *)module, cause, false, 0}, *s, **v;
-	void *found = tfind(&key, &m->series_tree, cmp_series);
+	struct series key = *l, *s, **v;
+	void *found;
 
+	key.cause = cause;
+	found = tfind(&key, &m->series_tree, cmp_series);
 	if (found)
 		return *(struct series **)found;
 	if (m->nseries == m->cap) {
@@ -141,41 +176,81 @@ static struct series *series_get(struct rd_metrics *m, const char *comm, const c
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	/* Names as the other commands print them: valid UTF-8, no control characters. */
-	s->comm = strdup(rd_safe(comm));
-	s->function = strdup(rd_safe(func));
-	s->module = strdup(rd_safe(module));
+	s->comm = strdup(l->comm);
+	s->function = strdup(l->function);
+	s->module = strdup(l->module);
+	s->cgroup = strdup(l->cgroup);
 	s->cause = cause;
-	if (!s->comm || !s->function || !s->module || !tsearch(s, &m->series_tree, cmp_series)) {
+	if (!s->comm || !s->function || !s->module || !s->cgroup ||
+	    !tsearch(s, &m->series_tree, cmp_series)) {
 		free_series(s);
 		return NULL;
 	}
 	m->series[m->nseries++] = s;
+	m->family[FAMILY(cause)]++;
 	return s;
 }
 
-/* The series a section's cause counts into: its own, or "(other)" past the limit. */
+/* The cgroup label of process pid into buf: as first read, or "unknown" when it could not
+ * be read (the process had exited). */
+static void cgroup_label(struct rd_metrics *m, pid_t pid, char *buf, size_t len)
+{
+	struct pid_cgroup key = {.pid = pid}, *c;
+	void *found = tfind(&key, &m->cgroup_tree, cmp_pid_cgroup);
+
+	if (found) {
+		snprintf(buf, len, "%s", (*(struct pid_cgroup **)found)->path);
+		return;
+	}
+	if (m->o.cgroup_of(m->o.cgroup_ctx, pid, buf, len)) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return; /* read again next time */
+	c->pid = pid;
+	c->path = strdup(buf);
+	if (!c->path || !tsearch(c, &m->cgroup_tree, cmp_pid_cgroup))
+		free_pid_cgroup(c);
+}
+
+/* The series a section's kind counts into: its own, or "(other)" once its family has
+ * --max-series of its own. */
 static struct series *series_for(struct rd_metrics *m, const struct rd_sum_section *e,
 				 uint32_t cause)
 {
-	char comm[RT_COMM_LEN + 1], func[256];
-	const char *module;
-	struct series key, *s;
+	static char other[] = OTHER, none[] = "";
+	char raw[1024], comm[4 * RT_COMM_LEN + 1], func[1024], module[4096], cgroup[4096];
+	struct series l = {comm, func, module, cgroup, cause, false, 0}, *s;
+	const char *mod;
 	void *found;
 
-	snprintf(comm, sizeof(comm), "%.*s", RT_COMM_LEN, e->v.comm);
-	section_labels(e, func, sizeof(func), &module);
-	key = (struct series){comm, func, (char *)module, cause, false, 0};
-	found = tfind(&key, &m->series_tree, cmp_series);
+	/* Names as the other commands print them: valid UTF-8, no control characters. */
+	snprintf(raw, sizeof(raw), "%.*s", RT_COMM_LEN, e->v.comm);
+	snprintf(comm, sizeof(comm), "%s", rd_safe(raw));
+	section_labels(e, raw, sizeof(raw), &mod);
+	snprintf(func, sizeof(func), "%s", rd_safe(raw));
+	snprintf(module, sizeof(module), "%s", rd_safe(mod));
+	if (!m->o.cgroup_of)
+		l.cgroup = none;
+	else {
+		cgroup_label(m, (pid_t)e->key.tgid, raw, sizeof(raw));
+		snprintf(cgroup, sizeof(cgroup), "%s", rd_safe(raw));
+	}
+	found = tfind(&l, &m->series_tree, cmp_series);
 	if (found)
 		return *(struct series **)found;
-	if (m->nseries - m->nother < m->o.max_series)
-		return series_get(m, comm, func, module, cause);
-	s = series_get(m, OTHER, OTHER, OTHER, cause);
-	if (s && !s->other) {
-		s->other = true;
-		m->nother++;
+	if (m->own[FAMILY(cause)] < m->o.max_series) {
+		s = series_get(m, &l, cause);
+		if (s)
+			m->own[FAMILY(cause)]++;
+		return s;
 	}
+	l = (struct series){other, other, other, m->o.cgroup_of ? other : none, cause, false, 0};
+	s = series_get(m, &l, cause);
+	if (s)
+		s->other = true;
 	return s;
 }
 
@@ -300,12 +375,29 @@ void rd_metrics_forget(struct rd_metrics *m, const pid_t *pids, size_t n)
 		free(f.gone[i]);
 	}
 	free(f.gone);
+	for (size_t i = 0; i < n; i++) {
+		struct pid_cgroup key = {.pid = pids[i]}, *c;
+		void *found = tfind(&key, &m->cgroup_tree, cmp_pid_cgroup);
+
+		if (!found)
+			continue;
+		c = *(struct pid_cgroup **)found;
+		tdelete(c, &m->cgroup_tree, cmp_pid_cgroup);
+		free_pid_cgroup(c);
+	}
 	m->exited += n;
+}
+
+void rd_metrics_set_self(struct rd_metrics *m, const struct rd_proc_self *p)
+{
+	m->has_self = p != NULL;
+	if (p)
+		m->self = *p;
 }
 
 size_t rd_metrics_series(const struct rd_metrics *m)
 {
-	return m->nseries;
+	return m->family[0];
 }
 
 uint64_t rd_metrics_folded(const struct rd_metrics *m)
@@ -328,6 +420,15 @@ static void put_value(FILE *f, const char *s)
 			fputc('\\', f);
 		fputc(*s, f);
 	}
+}
+
+/* The cgroup label, with --cgroup-label, after another label's value. */
+static void put_cgroup(const struct rd_metrics *m, const struct series *s, FILE *f)
+{
+	if (!m->o.cgroup_of)
+		return;
+	fputs("\",cgroup=\"", f);
+	put_value(f, s->cgroup);
 }
 
 /* The HELP and TYPE lines of a family. OpenMetrics names a counter family without its
@@ -368,6 +469,7 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 		put_value(f, s->function);
 		fputs("\",module=\"", f);
 		put_value(f, s->module);
+		put_cgroup(m, s, f);
 		fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", rd_cause_name(s->cause), s->value);
 	}
 	if (!m->o.uprobes)
@@ -386,6 +488,7 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 		put_value(f, s->function);
 		fputs("\",module=\"", f);
 		put_value(f, s->module);
+		put_cgroup(m, s, f);
 		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n",
 			s->cause == ENTRY_KERNEL ? "kernel" : "user", s->value);
 	}
@@ -446,8 +549,28 @@ static void write_self(const struct rd_metrics *m, enum rd_metrics_format fmt, F
 	counter(f, fmt, "rseqdbg_processes_exited",
 		"Processes that exited, whose sections left the maps and stay in their series.",
 		m->exited);
-	family(f, fmt, "rseqdbg_abort_series", "gauge", "Series of rseq_aborts_total.");
-	fprintf(f, "rseqdbg_abort_series %zu\n", m->nseries);
+	family(f, fmt, "rseqdbg_abort_series", "gauge",
+	       "Series of rseq_aborts_total, the (other) ones included.");
+	fprintf(f, "rseqdbg_abort_series %zu\n", m->family[0]);
+}
+
+/* The families and help texts of the Prometheus client libraries. */
+static void write_process(const struct rd_proc_self *p, enum rd_metrics_format fmt, FILE *f)
+{
+	family(f, fmt, "process_cpu_seconds", "counter",
+	       "Total user and system CPU time spent in seconds.");
+	fprintf(f, "process_cpu_seconds_total %.2f\n", p->cpu_seconds);
+	family(f, fmt, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+	fprintf(f, "process_max_fds %" PRIu64 "\n", p->max_fds);
+	family(f, fmt, "process_open_fds", "gauge", "Number of open file descriptors.");
+	fprintf(f, "process_open_fds %" PRIu64 "\n", p->open_fds);
+	family(f, fmt, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", p->resident_bytes);
+	family(f, fmt, "process_start_time_seconds", "gauge",
+	       "Start time of the process since unix epoch in seconds.");
+	fprintf(f, "process_start_time_seconds %.2f\n", p->start_time);
+	family(f, fmt, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+	fprintf(f, "process_virtual_memory_bytes %" PRIu64 "\n", p->virtual_bytes);
 }
 
 void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
@@ -471,6 +594,8 @@ void rd_metrics_write(const struct rd_metrics *m, enum rd_metrics_format fmt, FI
 	if (m->o.per_cpu)
 		write_percpu(m, fmt, f);
 	write_self(m, fmt, f);
+	if (m->has_self)
+		write_process(&m->self, fmt, f);
 	if (fmt == RD_FMT_OPENMETRICS)
 		fputs("# EOF\n", f);
 }

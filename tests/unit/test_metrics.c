@@ -2,6 +2,7 @@
 /* The exporter's counters without a kernel: summaries as the maps would hold them, one after
  * another, with processes exiting and process ids reused; the series never go backwards, the
  * limit folds the rest, and the exposition in both formats byte for byte. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,6 +177,165 @@ static void test_max_series(void **state)
 	rd_metrics_free(m);
 }
 
+/* The limit bounds each family apart: handler-entry series take none of the abort series'
+ * room, and rseqdbg_abort_series counts the rseq_aborts_total lines a scrape shows. */
+static void test_max_series_per_family(void **state)
+{
+	struct rd_metrics_opts o = {.max_series = 2, .uprobes = true, .version = "9.9.9"};
+	struct rt_section v = {
+	    .aborts = {[RT_CAUSE_PREEMPT] = 1}, .entries_kernel = 1, .entries_user = 1};
+	struct rd_metrics *m;
+	struct rd_summary s;
+	long long lines = 0;
+	char *t, *l;
+
+	assert_int_equal(rd_metrics_new(&o, &m), 0);
+	init(&s, 1);
+	snprintf(v.comm, sizeof(v.comm), "wl");
+	for (uint64_t i = 0; i < 3; i++) {
+		struct rt_section_key key = {.tgid = 100, .start_ip = 0x1000 * (i + 1)};
+
+		v.aborts[RT_CAUSE_PREEMPT] = 10 - i; /* sections come most aborts first */
+		assert_int_equal(rd_summary_add_section(&s, &key, &v,
+							i == 0	 ? &si_add
+							: i == 1 ? &si_push
+								 : NULL),
+				 0);
+	}
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	for (l = t; (l = strstr(l, "\nrseq_aborts_total{")); l++)
+		lines++;
+	/* Two of the three sections have series of their own; the third is in "(other)". */
+	assert_int_equal(lines, 3);
+	assert_int_equal(sample(t, ADD_PREEMPT), 10);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"(other)\",function=\"(other)\","
+				   "module=\"(other)\",cause=\"preemption\"}"),
+			 8);
+	assert_int_equal(sample(t, "rseqdbg_abort_series"), lines);
+	assert_int_equal(rd_metrics_series(m), 3);
+	assert_int_equal(sample(t, "rseqdbg_aborts_folded_total"), 8);
+	/* The entries: two series of their own (wl_add's two kinds), the rest in "(other)". */
+	assert_int_equal(sample(t,
+				"rseq_abort_handler_entries_total{comm=\"wl\",function=\"wl_add\","
+				"module=\"/usr/lib/libwl.so\",kind=\"kernel\"}"),
+			 1);
+	assert_int_equal(sample(t, "rseq_abort_handler_entries_total{comm=\"(other)\","
+				   "function=\"(other)\",module=\"(other)\",kind=\"user\"}"),
+			 2);
+	free(t);
+	rd_metrics_free(m);
+}
+
+static pid_t exited_pid;
+
+static int fake_cgroup(void *ctx, pid_t pid, char *buf, size_t len)
+{
+	if (pid == 300 || pid == exited_pid)
+		return -ENOENT; /* exited before its aborts were read */
+	snprintf(buf, len, "/system.slice/wl-%d.service", (int)pid);
+	return 0;
+}
+
+/* --cgroup-label: one command in two cgroups counts in two series, which the limit bounds
+ * as any others; a process gone before it was read is "unknown". */
+static void test_cgroup_label(void **state)
+{
+	struct rd_metrics_opts o = {.max_series = 3, .cgroup_of = fake_cgroup, .version = "9.9.9"};
+	struct rd_metrics *m;
+	struct rd_summary s;
+	char *t;
+
+	assert_int_equal(rd_metrics_new(&o, &m), 0);
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 0, &si_add);
+	section(&s, 200, "wl", 0x1000, 4, 0, &si_add);
+	section(&s, 300, "wl", 0x1000, 3, 0, &si_add);
+	section(&s, 400, "wl", 0x1000, 2, 0, &si_add);
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				   "\"/usr/lib/libwl.so\",cgroup=\"/system.slice/wl-100.service\","
+				   "cause=\"preemption\"}"),
+			 5);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				   "\"/usr/lib/libwl.so\",cgroup=\"/system.slice/wl-200.service\","
+				   "cause=\"preemption\"}"),
+			 4);
+	assert_int_equal(sample(t,
+				"rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				"\"/usr/lib/libwl.so\",cgroup=\"unknown\",cause=\"preemption\"}"),
+			 3);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"(other)\",function=\"(other)\","
+				   "module=\"(other)\",cgroup=\"(other)\",cause=\"preemption\"}"),
+			 2);
+	assert_int_equal(sample(t, "rseqdbg_abort_series"), 4);
+	free(t);
+
+	/* Process 100 has exited (its cgroup can no longer be read): a new kind of its aborts
+	 * keeps the cgroup read while it lived. */
+	exited_pid = 100;
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 1, &si_add);
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"(other)\",function=\"(other)\","
+				   "module=\"(other)\",cgroup=\"(other)\",cause=\"signal\"}"),
+			 1);
+	free(t);
+	rd_metrics_free(m);
+
+	/* With room for it, that kind has a series of its own in the cgroup. */
+	o.max_series = 10;
+	exited_pid = 0;
+	assert_int_equal(rd_metrics_new(&o, &m), 0);
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 0, &si_add);
+	update(m, &s);
+	exited_pid = 100;
+	init(&s, 1);
+	section(&s, 100, "wl", 0x1000, 5, 1, &si_add);
+	update(m, &s);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_int_equal(sample(t, "rseq_aborts_total{comm=\"wl\",function=\"wl_add\",module="
+				   "\"/usr/lib/libwl.so\",cgroup=\"/system.slice/wl-100.service\","
+				   "cause=\"signal\"}"),
+			 1);
+	free(t);
+	rd_metrics_free(m);
+}
+
+/* process_* as the Prometheus client libraries name them, before the OpenMetrics EOF, and
+ * none once cleared (for the textfile). */
+static void test_process(void **state)
+{
+	struct rd_proc_self p = {.cpu_seconds = 1.5,
+				 .start_time = 1700000000.25,
+				 .resident_bytes = 4096,
+				 .virtual_bytes = 8192,
+				 .open_fds = 12,
+				 .max_fds = 1024};
+	struct rd_metrics *m = metrics(10);
+	char *t;
+
+	rd_metrics_set_self(m, &p);
+	t = expose(m, RD_FMT_OPENMETRICS);
+	assert_non_null(strstr(t, "# TYPE process_cpu_seconds counter\n"
+				  "process_cpu_seconds_total 1.50\n"));
+	assert_int_equal(sample(t, "process_resident_memory_bytes"), 4096);
+	assert_int_equal(sample(t, "process_virtual_memory_bytes"), 8192);
+	assert_int_equal(sample(t, "process_open_fds"), 12);
+	assert_int_equal(sample(t, "process_max_fds"), 1024);
+	assert_non_null(strstr(t, "\nprocess_start_time_seconds 1700000000.25\n"));
+	assert_non_null(strstr(t, "process_virtual_memory_bytes 8192\n# EOF\n"));
+	free(t);
+	rd_metrics_set_self(m, NULL);
+	t = expose(m, RD_FMT_PROMETHEUS);
+	assert_null(strstr(t, "process_"));
+	free(t);
+	rd_metrics_free(m);
+}
+
 /* Both formats in full: families, label escaping (over the names' own, where a backslash is
  * "\\" as the other commands print it), a section without a symbol. */
 static void test_exposition(void **state)
@@ -241,7 +401,7 @@ static void test_exposition(void **state)
 	    "and stay in their series.\n"
 	    "# TYPE rseqdbg_processes_exited counter\n"
 	    "rseqdbg_processes_exited_total 0\n"
-	    "# HELP rseqdbg_abort_series Series of rseq_aborts_total.\n"
+	    "# HELP rseqdbg_abort_series Series of rseq_aborts_total, the (other) ones included.\n"
 	    "# TYPE rseqdbg_abort_series gauge\n"
 	    "rseqdbg_abort_series 2\n"
 	    "# EOF\n";
@@ -287,9 +447,9 @@ static void test_exposition(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_never_backwards),
-	    cmocka_unit_test(test_max_series),
-	    cmocka_unit_test(test_exposition),
+	    cmocka_unit_test(test_never_backwards),	  cmocka_unit_test(test_max_series),
+	    cmocka_unit_test(test_max_series_per_family), cmocka_unit_test(test_process),
+	    cmocka_unit_test(test_cgroup_label),	  cmocka_unit_test(test_exposition),
 	};
 
 	return UNIT_MAIN(tests);
