@@ -90,10 +90,10 @@ LDFLAGS    += $(SANFLAGS)
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_HDRS   := $(sort $(wildcard libelfscan/elfscan*.h))
-# rseqdbg/arch/ holds every architecture's files, each named after its own (x86*.c, arm64*.c),
-# and decoder.c, which serves them all.
+# rseqdbg/arch/ holds one file per architecture, named after it (x86.c, arm64.c): the target's
+# is built. libelfscan decodes every architecture, whatever the target.
 CLI_SRCS   := $(sort $(filter-out rseqdbg/arch/%,$(wildcard rseqdbg/*.c rseqdbg/*/*.c)) \
-		$(wildcard rseqdbg/arch/$(ARCH)*.c) rseqdbg/arch/decoder.c)
+		rseqdbg/arch/$(ARCH).c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
@@ -197,7 +197,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS
 		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
 
 # Unit tests of the tool link the objects of the code under test.
-PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o arch/decoder.o)
+PLANNER_OBJS = $(BUILD)/obj/rseqdbg/step/planner.o
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* What each machine contributes: its name, its rseq abort signatures, and which of its
- * relocation types write the words of an rseq table. */
+/* What each machine contributes: its name, its rseq abort signatures, its instruction decoder
+ * (decode-ARCH.c), and which of its relocation types write the words of an rseq table. */
 #include <elf.h>
 
+#include "decode-backend.h"
 #include "internal.h"
 
 #ifndef EM_LOONGARCH
@@ -15,22 +16,23 @@
 static const struct {
 	uint16_t machine;
 	const char *name;
-	uint32_t sig;	 /* current signature */
-	uint32_t sig_be; /* the value big-endian data holds, when it differs */
-	bool legacy_sig; /* 0x53053053 also accepted */
+	uint32_t sig;		  /* current signature */
+	uint32_t sig_be;	  /* the value big-endian data holds, when it differs */
+	bool legacy_sig;	  /* 0x53053053 also accepted */
+	const struct es_isa *isa; /* NULL: capstone 4 cannot decode it */
 } machines[] = {
-    {EM_X86_64, "x86_64", SIG_LEGACY, 0, false},
-    {EM_386, "i386", SIG_LEGACY, 0, false},
-    {EM_AARCH64, "aarch64", 0xd428bc00u, 0, false},
+    {EM_X86_64, "x86_64", SIG_LEGACY, 0, false, &es_isa_x86},
+    {EM_386, "i386", SIG_LEGACY, 0, false, &es_isa_x86},
+    {EM_AARCH64, "aarch64", 0xd428bc00u, 0, false, &es_isa_arm64},
     /* ARMv7 big-endian (BE8) keeps instructions little-endian: the udf the signature
      * encodes reads byte-swapped as data. */
-    {EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true},
-    {EM_PPC64, "ppc64", 0x0fe5000bu, 0, true},
-    {EM_PPC, "ppc", 0x0fe5000bu, 0, true},
-    {EM_S390, "s390", 0xb2ff0fffu, 0, true},
-    {EM_RISCV, "riscv", 0xf1401073u, 0, true},
-    {EM_MIPS, "mips", 0x0350000du, 0, true},
-    {EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true},
+    {EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true, &es_isa_arm},
+    {EM_PPC64, "ppc64", 0x0fe5000bu, 0, true, &es_isa_ppc},
+    {EM_PPC, "ppc", 0x0fe5000bu, 0, true, &es_isa_ppc},
+    {EM_S390, "s390", 0xb2ff0fffu, 0, true, &es_isa_s390},
+    {EM_RISCV, "riscv", 0xf1401073u, 0, true, NULL},
+    {EM_MIPS, "mips", 0x0350000du, 0, true, NULL},
+    {EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true, NULL},
 };
 
 static int machine_index(uint16_t machine)
@@ -46,6 +48,13 @@ const char *es_machine_name(uint16_t machine)
 	int i = machine_index(machine);
 
 	return i < 0 ? NULL : machines[i].name;
+}
+
+const struct es_isa *es_machine_isa(uint16_t machine)
+{
+	int i = machine_index(machine);
+
+	return i < 0 ? NULL : machines[i].isa;
 }
 
 /* The signatures of machine: all of them, or those valid in byte order ELFDATA2LSB/MSB. */

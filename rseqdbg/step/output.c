@@ -108,7 +108,7 @@ const char *sec_name(const struct section *s, char *buf, size_t len)
 	return buf;
 }
 
-void print_step(struct stepper *st, const struct rd_insn *in)
+void print_step(struct stepper *st, const struct elfscan_insn *in)
 {
 	const struct rd_module *m;
 	struct elfscan_loc loc;

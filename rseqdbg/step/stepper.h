@@ -101,7 +101,7 @@ struct opts {
 
 struct dcache_ent {
 	uint64_t addr;
-	struct rd_insn in;
+	struct elfscan_insn in;
 };
 
 struct symline {
@@ -113,7 +113,7 @@ struct stepper {
 	struct opts o;
 	struct rd_tracee tr;
 	struct rd_modules mods;
-	struct rd_decoder *dec;
+	struct elfscan_decoder *dec;
 	struct section *secs;
 	size_t nsecs, capsecs;
 	uint64_t seen_desc[256]; /* rseq_cs values already looked at */
@@ -172,7 +172,7 @@ uint64_t now_ns(void);
 const char *base_name(const char *p);
 const char *place(struct stepper *st, uint64_t pc);
 const char *sec_name(const struct section *s, char *buf, size_t len);
-void print_step(struct stepper *st, const struct rd_insn *in);
+void print_step(struct stepper *st, const struct elfscan_insn *in);
 void print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
 		   uint64_t ns, bool net, bool retries);
 void print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
@@ -246,15 +246,15 @@ enum step_status step_over(struct stepper *st, struct section *s, uint64_t pc,
 void passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns);
 /* The exclusive sequence opened by the load-exclusive in, run whole; *done false when it
  * cannot be (then step it). */
-enum step_status step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done);
+enum step_status step_exclusive(struct stepper *st, const struct elfscan_insn *in, bool *done);
 
 /* tree.c */
 bool page_checked(struct stepper *st, uint64_t pc);
-const struct rd_insn *insn_at(struct stepper *st, uint64_t pc);
+const struct elfscan_insn *insn_at(struct stepper *st, uint64_t pc);
 void tree_env_init(struct stepper *st);
-bool tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+bool tree_plan(struct stepper *st, const struct elfscan_insn *root, const rd_regs_t *regs,
 	       const uint64_t *succ, size_t nsucc, uint64_t left);
 bool tree_plant(struct stepper *st);
-enum step_status tree_run(struct stepper *st, const struct rd_insn *root);
+enum step_status tree_run(struct stepper *st, const struct elfscan_insn *root);
 
 #endif
