@@ -33,22 +33,28 @@ MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 
-# Architectures by their kernel names. Another than the host's is a cross build: Debian's
-# toolchain for it (CROSS_COMPILE), its libraries from the multiarch directories the cross
-# compiler searches, and a build directory of its own. CLANG and BPFTOOL stay the host's.
-HOST_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+# Architectures by their kernel names, each with its machine name (uname -m, the scanner's
+# name, the fixtures' folder) and Debian's cross toolchain. Another than the host's is a
+# cross build: its toolchain (CROSS_COMPILE), its libraries from the multiarch directories
+# the cross compiler searches, and a build directory of its own. CLANG and BPFTOOL stay the
+# host's.
+ARCHS         := x86 arm64
+MACHINE_x86   := x86_64
+MACHINE_arm64 := aarch64
+CROSS_x86     := x86_64-linux-gnu-
+CROSS_arm64   := aarch64-linux-gnu-
+arch_of     = $(or $(firstword $(foreach a,$(ARCHS),$(if $(filter $(1),$(a) $(MACHINE_$(a))),$(a)))),$(1))
+HOST_ARCH  := $(call arch_of,$(shell uname -m))
 ARCH       ?= $(HOST_ARCH)
-override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
-ifeq ($(filter x86 arm64,$(ARCH)),)
-$(error ARCH=$(ARCH) is not one of x86, arm64)
+override ARCH := $(call arch_of,$(ARCH))
+ifeq ($(filter $(ARCHS),$(ARCH)),)
+$(error ARCH=$(ARCH) is not one of $(ARCHS))
 endif
 HOST_ONLY  := check check-kernels check-kernels-arm64 demo bench fuzz
 ifneq ($(ARCH),$(HOST_ARCH))
 ifneq ($(filter $(HOST_ONLY),$(MAKECMDGOALS)),)
 $(error make $(firstword $(filter $(HOST_ONLY),$(MAKECMDGOALS))) runs what it builds here, on $(HOST_ARCH): not with ARCH=$(ARCH) (make ARCH=$(ARCH) tests builds the tests))
 endif
-CROSS_x86   := x86_64-linux-gnu-
-CROSS_arm64 := aarch64-linux-gnu-
 CROSS_COMPILE ?= $(CROSS_$(ARCH))
 ifeq ($(origin CC),default)
 CC         := $(CROSS_COMPILE)gcc
@@ -106,7 +112,7 @@ TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
 # for ARCH is not built for it.
 WL_ASM     := $(if $(filter-out x86,$(ARCH)),$(ARCH)/)
 # A fixture folder is named after the machine the scanner prints (x86_64, aarch64, ...).
-FIX_ASM    := $(if $(filter-out x86,$(ARCH)),aarch64/)
+FIX_ASM    := $(if $(filter-out x86,$(ARCH)),$(MACHINE_$(ARCH))/)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 ifneq ($(ARCH),x86)
 WL_S_X86   := $(wildcard tests/workloads/*.S examples/*.S)
