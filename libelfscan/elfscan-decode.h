@@ -85,12 +85,11 @@ enum elfscan_insn_run {
 	/* Falls through to the next instruction, cannot trap by design, and the registers it
 	 * writes are known: it may run unseen between breakpoints. */
 	ELFSCAN_RUN_PLAIN = 1 << 0,
-	ELFSCAN_RUN_REPEATS = 1 << 1, /* may run again at its own address (rep prefix) */
-	ELFSCAN_RUN_KERNEL = 1 << 2,  /* traps, enters or leaves the kernel, privileged, hlt */
-	ELFSCAN_RUN_LATE_TRAP =
-	    1 << 3, /* a hypervisor may emulate it and drop a step trap (cpuid) */
-	ELFSCAN_RUN_EXCL_LOAD = 1 << 4,	     /* a load-exclusive: opens an exclusive monitor */
-	ELFSCAN_RUN_EXCL_STORE = 1 << 5,     /* a store-exclusive: fails unless the monitor held */
+	ELFSCAN_RUN_REPEATS = 1 << 1,	 /* may run again at its own address (rep prefix) */
+	ELFSCAN_RUN_KERNEL = 1 << 2,	 /* traps, enters or leaves the kernel, privileged, hlt */
+	ELFSCAN_RUN_LATE_TRAP = 1 << 3,	 /* cpuid: an emulating hypervisor may drop its step trap */
+	ELFSCAN_RUN_EXCL_LOAD = 1 << 4,	 /* a load-exclusive: opens an exclusive monitor */
+	ELFSCAN_RUN_EXCL_STORE = 1 << 5, /* a store-exclusive: fails unless the monitor held */
 	ELFSCAN_RUN_WRITES_UNKNOWN = 1 << 6, /* the registers it writes are not known */
 };
 
