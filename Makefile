@@ -33,22 +33,28 @@ MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 
-# Architectures by their kernel names. Another than the host's is a cross build: Debian's
-# toolchain for it (CROSS_COMPILE), its libraries from the multiarch directories the cross
-# compiler searches, and a build directory of its own. CLANG and BPFTOOL stay the host's.
-HOST_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+# Architectures by their kernel names, each with its machine name (uname -m, the scanner's
+# name, the fixtures' folder) and Debian's cross toolchain. Another than the host's is a
+# cross build: its toolchain (CROSS_COMPILE), its libraries from the multiarch directories
+# the cross compiler searches, and a build directory of its own. CLANG and BPFTOOL stay the
+# host's.
+ARCHS         := x86 arm64
+MACHINE_x86   := x86_64
+MACHINE_arm64 := aarch64
+CROSS_x86     := x86_64-linux-gnu-
+CROSS_arm64   := aarch64-linux-gnu-
+arch_of     = $(or $(firstword $(foreach a,$(ARCHS),$(if $(filter $(1),$(a) $(MACHINE_$(a))),$(a)))),$(1))
+HOST_ARCH  := $(call arch_of,$(shell uname -m))
 ARCH       ?= $(HOST_ARCH)
-override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
-ifeq ($(filter x86 arm64,$(ARCH)),)
-$(error ARCH=$(ARCH) is not one of x86, arm64)
+override ARCH := $(call arch_of,$(ARCH))
+ifeq ($(filter $(ARCHS),$(ARCH)),)
+$(error ARCH=$(ARCH) is not one of $(ARCHS))
 endif
 HOST_ONLY  := check check-kernels check-kernels-arm64 demo bench fuzz
 ifneq ($(ARCH),$(HOST_ARCH))
 ifneq ($(filter $(HOST_ONLY),$(MAKECMDGOALS)),)
 $(error make $(firstword $(filter $(HOST_ONLY),$(MAKECMDGOALS))) runs what it builds here, on $(HOST_ARCH): not with ARCH=$(ARCH) (make ARCH=$(ARCH) tests builds the tests))
 endif
-CROSS_x86   := x86_64-linux-gnu-
-CROSS_arm64 := aarch64-linux-gnu-
 CROSS_COMPILE ?= $(CROSS_$(ARCH))
 ifeq ($(origin CC),default)
 CC         := $(CROSS_COMPILE)gcc
@@ -90,10 +96,10 @@ LDFLAGS    += $(SANFLAGS)
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_HDRS   := $(sort $(wildcard libelfscan/elfscan*.h))
-# rseqdbg/arch/ holds every architecture's files, each named after its own (x86*.c, arm64*.c),
-# and decoder.c, which serves them all.
+# rseqdbg/arch/ holds one file per architecture, named after it (x86.c, arm64.c): the target's
+# is built. libelfscan decodes every architecture, whatever the target.
 CLI_SRCS   := $(sort $(filter-out rseqdbg/arch/%,$(wildcard rseqdbg/*.c rseqdbg/*/*.c)) \
-		$(wildcard rseqdbg/arch/$(ARCH)*.c) rseqdbg/arch/decoder.c)
+		rseqdbg/arch/$(ARCH).c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 BPF_SRCS   := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS   := $(BPF_SRCS:%.bpf.c=$(BUILD)/%.bpf.o)
@@ -106,7 +112,7 @@ TOOL_SRCS  := $(sort $(wildcard tests/tools/*.c))
 # for ARCH is not built for it.
 WL_ASM     := $(if $(filter-out x86,$(ARCH)),$(ARCH)/)
 # A fixture folder is named after the machine the scanner prints (x86_64, aarch64, ...).
-FIX_ASM    := $(if $(filter-out x86,$(ARCH)),aarch64/)
+FIX_ASM    := $(if $(filter-out x86,$(ARCH)),$(MACHINE_$(ARCH))/)
 WL_C       := $(sort $(wildcard tests/workloads/*.c examples/*.c))
 ifneq ($(ARCH),x86)
 WL_S_X86   := $(wildcard tests/workloads/*.S examples/*.S)
@@ -197,7 +203,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(LIB_OBJS
 		$(EXTRA_OBJS) $(LIB_OBJS) -lcmocka $(LIBS)
 
 # Unit tests of the tool link the objects of the code under test.
-PLANNER_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,step/planner.o arch/x86-decode.o arch/decoder.o)
+PLANNER_OBJS = $(BUILD)/obj/rseqdbg/step/planner.o
 TOOL_UNIT_OBJS = $(addprefix $(BUILD)/obj/rseqdbg/,trace/summary.o trace/features.o json.o symfmt.o)
 $(BUILD)/tests/test_summary: $(TOOL_UNIT_OBJS)
 $(BUILD)/tests/test_summary: EXTRA_OBJS = $(TOOL_UNIT_OBJS)

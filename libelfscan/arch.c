@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* What each machine contributes: its name, its rseq abort signatures, and which of its
- * relocation types write the words of an rseq table. */
+/* What each machine contributes: its name, its rseq abort signatures and how code carries
+ * them, its instruction decoder (decode-ARCH.c), and which of its relocation types write the
+ * words of an rseq table. */
 #include <elf.h>
 
+#include "decode-backend.h"
 #include "internal.h"
 
 #ifndef EM_LOONGARCH
@@ -11,6 +13,8 @@
 
 /* Every architecture but aarch64 used this value before mid-2019. */
 #define SIG_LEGACY 0x53053053u
+#define X86_UD1 "\x0f\xb9\x3d"	/* ud1 disp32, %edi */
+#define X86_NOPL "\x0f\x1f\x05" /* nopl disp32 */
 
 static const struct {
 	uint16_t machine;
@@ -18,19 +22,25 @@ static const struct {
 	uint32_t sig;	 /* current signature */
 	uint32_t sig_be; /* the value big-endian data holds, when it differs */
 	bool legacy_sig; /* 0x53053053 also accepted */
+	/* The signature is the 32-bit operand ending an instruction that starts with one of
+	 * these opcodes (ES_SIG_OPCODE bytes each), not an instruction of its own. */
+	const char *sig_opcodes[2];
+	bool inline_desc;	  /* compilers leave an inline copy of a descriptor in .text */
+	const struct es_isa *isa; /* NULL: capstone 4 cannot decode it */
 } machines[] = {
-    {EM_X86_64, "x86_64", SIG_LEGACY, 0, false},
-    {EM_386, "i386", SIG_LEGACY, 0, false},
-    {EM_AARCH64, "aarch64", 0xd428bc00u, 0, false},
+    /* librseq wraps the signature in ud1, tcmalloc in nopl, both with a 32-bit displacement */
+    {EM_X86_64, "x86_64", SIG_LEGACY, 0, false, {X86_UD1, X86_NOPL}, false, &es_isa_x86},
+    {EM_386, "i386", SIG_LEGACY, 0, false, {X86_UD1, X86_NOPL}, false, &es_isa_x86},
+    {EM_AARCH64, "aarch64", 0xd428bc00u, 0, false, {NULL}, false, &es_isa_arm64},
     /* ARMv7 big-endian (BE8) keeps instructions little-endian: the udf the signature
      * encodes reads byte-swapped as data. */
-    {EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true},
-    {EM_PPC64, "ppc64", 0x0fe5000bu, 0, true},
-    {EM_PPC, "ppc", 0x0fe5000bu, 0, true},
-    {EM_S390, "s390", 0xb2ff0fffu, 0, true},
-    {EM_RISCV, "riscv", 0xf1401073u, 0, true},
-    {EM_MIPS, "mips", 0x0350000du, 0, true},
-    {EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true},
+    {EM_ARM, "arm", 0xe7f5def3u, 0xf3def5e7u, true, {NULL}, true, &es_isa_arm},
+    {EM_PPC64, "ppc64", 0x0fe5000bu, 0, true, {NULL}, false, &es_isa_ppc},
+    {EM_PPC, "ppc", 0x0fe5000bu, 0, true, {NULL}, false, &es_isa_ppc},
+    {EM_S390, "s390", 0xb2ff0fffu, 0, true, {NULL}, false, &es_isa_s390},
+    {EM_RISCV, "riscv", 0xf1401073u, 0, true, {NULL}, false, NULL},
+    {EM_MIPS, "mips", 0x0350000du, 0, true, {NULL}, true, NULL},
+    {EM_LOONGARCH, "loongarch", 0x002a0010u, 0, true, {NULL}, false, NULL},
 };
 
 static int machine_index(uint16_t machine)
@@ -46,6 +56,37 @@ const char *es_machine_name(uint16_t machine)
 	int i = machine_index(machine);
 
 	return i < 0 ? NULL : machines[i].name;
+}
+
+const struct es_isa *es_machine_isa(uint16_t machine)
+{
+	int i = machine_index(machine);
+
+	return i < 0 ? NULL : machines[i].isa;
+}
+
+bool es_sig_in_insn(uint16_t machine)
+{
+	int i = machine_index(machine);
+
+	return i >= 0 && machines[i].sig_opcodes[0];
+}
+
+bool es_sig_opcode(uint16_t machine, const unsigned char *before)
+{
+	int i = machine_index(machine);
+
+	for (size_t k = 0; i >= 0 && k < 2 && machines[i].sig_opcodes[k]; k++)
+		if (!memcmp(before, machines[i].sig_opcodes[k], ES_SIG_OPCODE))
+			return true;
+	return false;
+}
+
+bool es_inline_descriptors(uint16_t machine)
+{
+	int i = machine_index(machine);
+
+	return i >= 0 && machines[i].inline_desc;
 }
 
 /* The signatures of machine: all of them, or those valid in byte order ELFDATA2LSB/MSB. */

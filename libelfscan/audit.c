@@ -732,9 +732,7 @@ static bool same_section(const struct elfscan_cs *a, const struct elfscan_cs *b)
 /* arm and mips place an inline copy of a descriptor in .text beside the one in __rseq_cs */
 static bool inline_copy(const struct ctx *c, const struct elfscan_cs *a, const struct elfscan_cs *b)
 {
-	uint16_t m = elfscan_machine(c->es);
-
-	return (m == EM_ARM || m == EM_MIPS) &&
+	return es_inline_descriptors(elfscan_machine(c->es)) &&
 	       (in_exec(c, a->desc_addr, false) || in_exec(c, b->desc_addr, false));
 }
 
@@ -816,7 +814,7 @@ static void check_ptr_array(struct ctx *c)
 			continue;
 		}
 		/* arm and mips keep an inline copy of the descriptor in .text */
-		if ((m == EM_ARM || m == EM_MIPS) && in_exec(c, v, false))
+		if (es_inline_descriptors(m) && in_exec(c, v, false))
 			continue;
 		dangling(c, pa + off, v,
 			 have_cs ? "outside __rseq_cs" : "but there is no __rseq_cs");
@@ -1163,9 +1161,9 @@ static bool declared_exit(const struct elfscan_cs *cs, uint64_t t)
 	return false;
 }
 
-/* abort_ip starts an instruction: the sweep says so, the x86 signature instruction (ud1 or
- * nopl with a 32-bit displacement) ends there, or decoding its function from the start
- * reaches it. */
+/* abort_ip starts an instruction: the sweep says so, the instruction whose operand is the
+ * signature ends there (x86's ud1 or nopl), or decoding its function from the start reaches
+ * it. */
 static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 {
 	uint16_t m = elfscan_machine(c->es);
@@ -1180,8 +1178,9 @@ static bool abort_on_boundary(struct ctx *c, const struct elfscan_cs *cs)
 		return cs->abort_ip % elfscan_decoder_min_insn(c->dec) == 0;
 	if (c->starts && bit(c, cs->abort_ip))
 		return true;
-	if ((m == EM_X86_64 || m == EM_386) && !elfscan_read(c->es, cs->abort_ip - 7, buf, 7) &&
-	    (!memcmp(buf, "\x0f\xb9\x3d", 3) || !memcmp(buf, "\x0f\x1f\x05", 3)))
+	if (es_sig_in_insn(m) &&
+	    !elfscan_read(c->es, cs->abort_ip - 4 - ES_SIG_OPCODE, buf, 4 + ES_SIG_OPCODE) &&
+	    es_sig_opcode(m, buf))
 		return true;
 	if (elfscan_func_range(c->es, cs->abort_ip, &lo, &hi) || hi - lo > FUNC_MAX)
 		return true; /* nothing to decide with: do not guess */
@@ -1345,9 +1344,9 @@ static bool check_code(struct ctx *c, const struct elfscan_cs *cs)
 static void check_orphans(struct ctx *c)
 {
 	uint16_t m = elfscan_machine(c->es);
-	bool x86 = m == EM_X86_64 || m == EM_386;
+	bool carried = es_sig_in_insn(m); /* the operand of an instruction: x86 */
 	size_t nk, n = elfscan_count(c->es), na = 0;
-	unsigned int align = c->dec ? elfscan_decoder_min_insn(c->dec) : (x86 ? 1 : 2);
+	unsigned int align = c->dec ? elfscan_decoder_min_insn(c->dec) : 2;
 	uint32_t known[8];
 	uint64_t *aborts;
 
@@ -1380,11 +1379,10 @@ static void check_orphans(struct ctx *c)
 				struct elfscan_insn in;
 
 				p++;
-				if (x86 &&
-				    (off < 3 || (memcmp(r->bytes + off - 3, "\x0f\xb9\x3d", 3) &&
-						 memcmp(r->bytes + off - 3, "\x0f\x1f\x05", 3))))
+				if (carried && (off < ES_SIG_OPCODE ||
+						!es_sig_opcode(m, r->bytes + off - ES_SIG_OPCODE)))
 					continue;
-				if (!x86 && off % align)
+				if (!carried && off % align)
 					continue;
 				if (abort >= r->hi)
 					continue;

@@ -13,6 +13,7 @@
 
 struct es_symtab; /* symbols.c */
 struct es_dwarf;  /* dwarf.c */
+struct es_isa;	  /* decode-backend.h */
 
 /* Refuse tables larger than this many entries: no real binary comes close. */
 #define ES_MAX_ENTRIES (16u << 20)
@@ -212,6 +213,16 @@ enum es_rkind es_reloc_kind(uint16_t machine, int wordsz, uint32_t type, unsigne
 const char *es_machine_name(uint16_t machine); /* NULL when unknown */
 /* The signatures a file of this machine and byte order may carry. */
 size_t es_known_signatures(uint16_t machine, bool big_endian, uint32_t *sigs, size_t max);
+/* Whether the machine's signature is the operand of an instruction (x86) rather than an
+ * instruction of its own, and whether the ES_SIG_OPCODE bytes before a signature are the
+ * opcode of that instruction. */
+#define ES_SIG_OPCODE 3
+bool es_sig_in_insn(uint16_t machine);
+bool es_sig_opcode(uint16_t machine, const unsigned char *before);
+/* Whether the machine's compilers leave an inline copy of a descriptor in .text (arm, mips). */
+bool es_inline_descriptors(uint16_t machine);
+/* The machine's instruction decoder (decode-backend.h); NULL when it is not decoded. */
+const struct es_isa *es_machine_isa(uint16_t machine);
 
 /* symbols.c, dwarf.c: free what they hung on es (NULL-safe). */
 void es_symtab_free(struct es_symtab *st);

@@ -420,7 +420,7 @@ static void stepper_free(struct stepper *st)
 	free(st->dcache);
 	rd_step_places_free(&st->until_places);
 	rd_modules_free(&st->mods);
-	rd_decoder_close(st->dec);
+	elfscan_decoder_free(st->dec);
 	rd_tracee_free(&st->tr);
 }
 
@@ -446,7 +446,8 @@ static int stepper_init(struct stepper *st)
 	st->dcache = calloc(DCACHE, sizeof(*st->dcache));
 	st->last_store = true;
 	rd_step_tree_env_init(st);
-	if (!st->symcache || !st->code || !st->dcache || rd_decoder_open(&st->dec) < 0) {
+	if (!st->symcache || !st->code || !st->dcache ||
+	    elfscan_decoder_new(RD_ARCH_EM, 64, false, &st->dec) < 0) {
 		rd_seterr("cannot set up the instruction decoder (capstone)");
 		return -ENOMEM;
 	}

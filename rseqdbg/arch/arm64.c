@@ -146,13 +146,13 @@ bool rd_arch_reg(const rd_regs_t *r, int reg, uint64_t *v)
 
 /* The address of a memory operand: base plus offset (a literal: its address). A register
  * offset, whose extend and shift are not recorded, is not computed. */
-static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t *ea)
+static bool mem_ea(const struct elfscan_mem *m, const rd_regs_t *r, uint64_t *ea)
 {
 	uint64_t base;
 
-	if (m->index != ELFSCAN_A64_NOREG)
+	if (m->index != ELFSCAN_NOREG)
 		return false;
-	if (m->base == ELFSCAN_A64_NOREG) {
+	if (m->base == ELFSCAN_NOREG) {
 		*ea = (uint64_t)m->disp;
 		return true;
 	}
@@ -162,7 +162,7 @@ static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t *ea)
 	return true;
 }
 
-size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
+size_t rd_successors(struct rd_tracee *tr, const struct elfscan_insn *in, const rd_regs_t *r,
 		     uint64_t *out, size_t max, bool *unknown)
 {
 	uint64_t next = in->addr + in->size, t;
@@ -172,16 +172,16 @@ size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_re
 	*unknown = false;
 	if (!in->size || max < 2)
 		return 0;
-	switch (in->kind) {
-	case RD_INSN_JCC:
+	switch (in->flow) {
+	case ELFSCAN_FLOW_COND:
 		out[n++] = next;
 		/* fall through */
-	case RD_INSN_JMP:
-	case RD_INSN_CALL:
-	case RD_INSN_RET:
-		if (in->has_target)
+	case ELFSCAN_FLOW_JUMP:
+	case ELFSCAN_FLOW_CALL:
+	case ELFSCAN_FLOW_RET:
+		if (in->flags & ELFSCAN_INSN_HAS_TARGET)
 			out[n++] = in->target;
-		else if (in->ind_reg && reg_value(in->reg, r, &t))
+		else if (in->ind_reg != ELFSCAN_NOREG && reg_value(in->ind_reg, r, &t))
 			out[n++] = t;
 		else
 			*unknown = true;
@@ -192,20 +192,20 @@ size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_re
 	}
 }
 
-bool rd_memw_addr(const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea)
+bool rd_memw_addr(const struct elfscan_insn *in, const rd_regs_t *r, uint64_t *ea)
 {
-	return in->memw == RD_MEMW_OP && mem_ea(&in->mw_mem, r, ea);
+	return in->memw == ELFSCAN_MEMW_OP && mem_ea(&in->memw_op, r, ea);
 }
 
-bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
-		   uint64_t *val)
+bool rd_store_eval(struct rd_tracee *tr, const struct elfscan_insn *in, const rd_regs_t *r,
+		   uint64_t *ea, uint64_t *val)
 {
 	(void)tr;
-	if (!in->store || !mem_ea(&in->st_mem, r, ea))
+	if (!in->store || !mem_ea(&in->st, r, ea))
 		return false;
-	if (!in->st_reg) {
+	if (in->st_reg == ELFSCAN_NOREG) {
 		*val = (uint64_t)in->st_imm; /* xzr */
 		return true;
 	}
-	return reg_value(in->st_reg - 1, r, val);
+	return reg_value(in->st_reg, r, val);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The x86_64 registers of the stepper: program counter, breakpoint instruction, system calls,
- * and where an instruction goes next given the registers (numbered as enum elfscan_x86_reg). */
+ * and where an instruction goes next given the registers (numbered as elfscan-decode.h does). */
 #include <errno.h>
 #include <stddef.h>
 #include <sys/ptrace.h>
@@ -127,25 +127,25 @@ static bool reg_value(int reg, const rd_regs_t *r, uint64_t next_pc, uint64_t *v
 	case ELFSCAN_X86_R8:
 		*v = r->r8;
 		break;
-	case ELFSCAN_X86_R9:
+	case ELFSCAN_X86_R8 + 1:
 		*v = r->r9;
 		break;
-	case ELFSCAN_X86_R10:
+	case ELFSCAN_X86_R8 + 2:
 		*v = r->r10;
 		break;
-	case ELFSCAN_X86_R11:
+	case ELFSCAN_X86_R8 + 3:
 		*v = r->r11;
 		break;
-	case ELFSCAN_X86_R12:
+	case ELFSCAN_X86_R8 + 4:
 		*v = r->r12;
 		break;
-	case ELFSCAN_X86_R13:
+	case ELFSCAN_X86_R8 + 5:
 		*v = r->r13;
 		break;
-	case ELFSCAN_X86_R14:
+	case ELFSCAN_X86_R8 + 6:
 		*v = r->r14;
 		break;
-	case ELFSCAN_X86_R15:
+	case ELFSCAN_X86_R8 + 7:
 		*v = r->r15;
 		break;
 	case ELFSCAN_X86_RIP:
@@ -162,13 +162,13 @@ bool rd_arch_reg(const rd_regs_t *r, int reg, uint64_t *v)
 	return reg != ELFSCAN_X86_RIP && reg_value(reg, r, 0, v);
 }
 
-static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t next_pc, uint64_t *ea)
+static bool mem_ea(const struct elfscan_mem *m, const rd_regs_t *r, uint64_t next_pc, uint64_t *ea)
 {
 	uint64_t base = 0, index = 0, seg = 0;
 
-	if (m->base != ELFSCAN_X86_NOREG && !reg_value(m->base, r, next_pc, &base))
+	if (m->base != ELFSCAN_NOREG && !reg_value(m->base, r, next_pc, &base))
 		return false;
-	if (m->index != ELFSCAN_X86_NOREG && !reg_value(m->index, r, next_pc, &index))
+	if (m->index != ELFSCAN_NOREG && !reg_value(m->index, r, next_pc, &index))
 		return false;
 	if (m->seg == ELFSCAN_X86_FS)
 		seg = r->fs_base;
@@ -178,7 +178,7 @@ static bool mem_ea(const struct rd_mem *m, const rd_regs_t *r, uint64_t next_pc,
 	return true;
 }
 
-size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r,
+size_t rd_successors(struct rd_tracee *tr, const struct elfscan_insn *in, const rd_regs_t *r,
 		     uint64_t *out, size_t max, bool *unknown)
 {
 	uint64_t next = in->addr + in->size, t;
@@ -187,23 +187,23 @@ size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_re
 	*unknown = false;
 	if (!in->size || max < 2)
 		return 0;
-	switch (in->kind) {
-	case RD_INSN_RET:
+	switch (in->flow) {
+	case ELFSCAN_FLOW_RET:
 		if (rd_pt_peek(tr, r->rsp, &t, sizeof(t)) == 0)
 			out[n++] = t;
 		else
 			*unknown = true;
 		return n;
-	case RD_INSN_JCC:
+	case ELFSCAN_FLOW_COND:
 		out[n++] = next;
 		/* fall through */
-	case RD_INSN_JMP:
-	case RD_INSN_CALL:
-		if (in->has_target) {
+	case ELFSCAN_FLOW_JUMP:
+	case ELFSCAN_FLOW_CALL:
+		if (in->flags & ELFSCAN_INSN_HAS_TARGET) {
 			out[n++] = in->target;
-		} else if (in->ind_reg && reg_value(in->reg, r, next, &t)) {
+		} else if (in->ind_reg != ELFSCAN_NOREG && reg_value(in->ind_reg, r, next, &t)) {
 			out[n++] = t;
-		} else if (in->ind_mem && mem_ea(&in->mem, r, next, &t) &&
+		} else if (in->ind_mem && mem_ea(&in->ind, r, next, &t) &&
 			   rd_pt_peek(tr, t, &t, sizeof(t)) == 0) {
 			out[n++] = t;
 		} else {
@@ -213,26 +213,26 @@ size_t rd_successors(struct rd_tracee *tr, const struct rd_insn *in, const rd_re
 	default:
 		out[n++] = next;
 		/* A repeated string instruction stays on itself until done. */
-		if (in->rep)
+		if (in->run & ELFSCAN_RUN_REPEATS)
 			out[n++] = in->addr;
 		return n;
 	}
 }
 
-bool rd_memw_addr(const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea)
+bool rd_memw_addr(const struct elfscan_insn *in, const rd_regs_t *r, uint64_t *ea)
 {
-	return in->memw == RD_MEMW_OP && mem_ea(&in->mw_mem, r, in->addr + in->size, ea);
+	return in->memw == ELFSCAN_MEMW_OP && mem_ea(&in->memw_op, r, in->addr + in->size, ea);
 }
 
-bool rd_store_eval(struct rd_tracee *tr, const struct rd_insn *in, const rd_regs_t *r, uint64_t *ea,
-		   uint64_t *val)
+bool rd_store_eval(struct rd_tracee *tr, const struct elfscan_insn *in, const rd_regs_t *r,
+		   uint64_t *ea, uint64_t *val)
 {
 	uint64_t next = in->addr + in->size;
 
 	(void)tr;
-	if (!in->store || !mem_ea(&in->st_mem, r, next, ea))
+	if (!in->store || !mem_ea(&in->st, r, next, ea))
 		return false;
-	if (!in->st_reg) {
+	if (in->st_reg == ELFSCAN_NOREG) {
 		*val = (uint64_t)in->st_imm;
 		return true;
 	}

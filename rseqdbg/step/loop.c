@@ -362,7 +362,7 @@ static enum step_status leave_exec(struct stepper *st)
 
 /* The instruction at pc. Code outside every module may be generated and rewritten: never
  * cached. */
-static void decode_at(struct stepper *st, uint64_t pc, bool known, struct rd_insn *in)
+static void decode_at(struct stepper *st, uint64_t pc, bool known, struct elfscan_insn *in)
 {
 	uint8_t buf[RD_ARCH_INSN_MAX];
 	ssize_t got;
@@ -375,12 +375,12 @@ static void decode_at(struct stepper *st, uint64_t pc, bool known, struct rd_ins
 	got = pread(st->tr.memfd, buf, sizeof(buf), (off_t)pc);
 	n = got > 0 ? (size_t)got : 0;
 	rd_bp_unpatch(pc, buf, n);
-	rd_decode(st->dec, buf, n, pc, in);
+	elfscan_decode_one(st->dec, buf, n, pc, in);
 }
 
 /* Whether in may arm a section: a store to rseq_cs, or one whose address is unknown. A
  * descriptor it stores is learned, and is *desc (0 when not known). */
-static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_regs_t *regs,
+static bool arms_section(struct stepper *st, const struct elfscan_insn *in, const rd_regs_t *regs,
 			 uint64_t *desc)
 {
 	uint64_t ea, val;
@@ -400,7 +400,8 @@ static bool arms_section(struct stepper *st, const struct rd_insn *in, const rd_
 
 /* in enters section s: it runs at the start of the passage. */
 static enum step_status enter_section(struct stepper *st, struct section *s,
-				      const struct rd_insn *in, const uint64_t *succ, size_t nsucc)
+				      const struct elfscan_insn *in, const uint64_t *succ,
+				      size_t nsucc)
 {
 	uint64_t other[4];
 	size_t no = 0;
@@ -415,10 +416,10 @@ static enum step_status enter_section(struct stepper *st, struct section *s,
 }
 
 /* Single-step in (registers regs) and account for it. */
-static enum step_status single_step(struct stepper *st, const struct rd_insn *in,
+static enum step_status single_step(struct stepper *st, const struct elfscan_insn *in,
 				    const rd_regs_t *regs)
 {
-	bool maps = in->kind == RD_INSN_SYSCALL && rd_arch_maps_memory(regs);
+	bool maps = in->flow == ELFSCAN_FLOW_SYSCALL && rd_arch_maps_memory(regs);
 	struct rd_event ev;
 	int sig;
 
@@ -470,9 +471,9 @@ static enum step_status single_step(struct stepper *st, const struct rd_insn *in
 	if (maps)
 		st->maps_dirty = true;
 	if (st->o.finish && !sig) {
-		if (in->kind == RD_INSN_CALL) {
+		if (in->flow == ELFSCAN_FLOW_CALL) {
 			st->depth++;
-		} else if (in->kind == RD_INSN_RET) {
+		} else if (in->flow == ELFSCAN_FLOW_RET) {
 			if (st->depth-- == 0) {
 				st->end = "finish";
 				return STEP_END;
@@ -497,7 +498,7 @@ enum step_status rd_step_once(struct stepper *st)
 {
 	uint64_t succ[4], pc, armed = 0, left;
 	struct section *s = NULL;
-	struct rd_insn in;
+	struct elfscan_insn in;
 	bool unknown, known, arms, restarts, racy, tree;
 	size_t nsucc;
 	rd_regs_t regs;
@@ -542,8 +543,9 @@ enum step_status rd_step_once(struct stepper *st)
 	 * thread would leave the tree unseen. Then it is single-stepped. */
 	racy = in.ind_mem && others_run(st);
 	tree = known && !unknown && !st->cur_sig && !st->o.single_step && !restarts && !racy &&
-	       (in.plain || (in.kind != RD_INSN_OTHER && in.kind != RD_INSN_SYSCALL)) &&
-	       !(st->o.finish && in.kind == RD_INSN_RET && st->depth == 0);
+	       ((in.run & ELFSCAN_RUN_PLAIN) ||
+		(in.flow != ELFSCAN_FLOW_NEXT && in.flow != ELFSCAN_FLOW_SYSCALL)) &&
+	       !(st->o.finish && in.flow == ELFSCAN_FLOW_RET && st->depth == 0);
 	left = st->o.count ? st->o.count - st->steps : UINT64_MAX;
 	for (size_t i = 0; i < nsucc && !s; i++)
 		s = rd_step_sec_find(st, succ[i]);
@@ -557,7 +559,7 @@ enum step_status rd_step_once(struct stepper *st)
 		return enter_section(st, s, &in, succ, nsucc);
 	}
 	/* A load-exclusive with no signal to deliver first: the sequence it opens runs whole. */
-	if (in.excl && !st->cur_sig) {
+	if ((in.run & ELFSCAN_RUN_EXCL_LOAD) && !st->cur_sig) {
 		bool done;
 		enum step_status r = rd_step_exclusive(st, &in, &done);
 
@@ -569,9 +571,9 @@ enum step_status rd_step_once(struct stepper *st)
 		return rd_step_tree_run(st, &in);
 	/* An instruction whose single-step trap may come one instruction late, or never (a
 	 * uprobe's, on some architectures): run it to breakpoints at its successors instead. */
-	if ((in.late_trap || (!RD_ARCH_STEPS_UPROBES && rd_bp_probed(pc))) && !unknown &&
-	    !st->cur_sig && !restarts && rd_step_tree_plan(st, &in, &regs, succ, nsucc, 1) &&
-	    rd_step_tree_plant(st))
+	if (((in.run & ELFSCAN_RUN_LATE_TRAP) || (!RD_ARCH_STEPS_UPROBES && rd_bp_probed(pc))) &&
+	    !unknown && !st->cur_sig && !restarts &&
+	    rd_step_tree_plan(st, &in, &regs, succ, nsucc, 1) && rd_step_tree_plant(st))
 		return rd_step_tree_run(st, &in);
 	return single_step(st, &in, &regs);
 }

@@ -96,7 +96,7 @@ const char *rd_step_sec_name(const struct section *s, char *buf, size_t len)
 	return buf;
 }
 
-void rd_step_print_step(struct stepper *st, const struct rd_insn *in)
+void rd_step_print_step(struct stepper *st, const struct elfscan_insn *in)
 {
 	const struct rd_module *m;
 

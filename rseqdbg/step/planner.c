@@ -35,32 +35,34 @@ static void plan_add(struct plan *p, uint64_t addr, int parent, uint32_t depth, 
  * (*target): nothing on the way from the root moved the stack pointer or may have written
  * those 8 bytes. A return from a function called before the root, read at plan time instead
  * of at a stop in front of it. A return to a register, the same from the register. */
-static bool plan_ret(const struct plan *p, const struct plan_env *env, const struct rd_insn *root,
-		     int x, const struct rd_insn *in, uint64_t *target)
+static bool plan_ret(const struct plan *p, const struct plan_env *env,
+		     const struct elfscan_insn *root, int x, const struct elfscan_insn *in,
+		     uint64_t *target)
 {
 	uint64_t sp, word;
 	bool read = false;
 
 	/* A return to a register goes where the register held at the root if nothing on the
 	 * way wrote it (wregs: bit n for register n). */
-	if (in->ind_reg)
-		return in->reg >= 0 && in->reg < 32 && !(p->n[x].wregs & (1u << in->reg)) &&
-		       env->reg_at_root && env->reg_at_root(env->ctx, in->reg, target);
+	if (in->ind_reg != ELFSCAN_NOREG)
+		return in->ind_reg >= 0 && in->ind_reg < 32 &&
+		       !(p->n[x].wregs & (1u << in->ind_reg)) && env->reg_at_root &&
+		       env->reg_at_root(env->ctx, in->ind_reg, target);
 	if (!env->ret_slot || !strncmp(in->text, "retf", 4))
 		return false;
 	for (int i = p->n[x].parent; i >= 0; i = p->n[i].parent) {
-		const struct rd_insn *w = i ? env->insn(env->ctx, p->n[i].addr) : root;
+		const struct elfscan_insn *w = i ? env->insn(env->ctx, p->n[i].addr) : root;
 		uint64_t ea;
 
-		if (p->n[i].sect || !w || (w->wregs & RD_REG_SP) || w->memw == RD_MEMW_ANY)
+		if (p->n[i].sect || !w || (w->writes & RD_REG_SP) || w->memw == ELFSCAN_MEMW_ANY)
 			return false;
-		if (w->memw != RD_MEMW_OP)
+		if (w->memw != ELFSCAN_MEMW_OP)
 			continue;
 		/* The slot is read once, when a store must be shown to miss it. */
 		if (!read && !(read = env->ret_slot(env->ctx, &sp, &word)))
 			return false;
-		if ((w->mw_regs & p->n[i].wregs) || !env->memw_addr(env->ctx, w, &ea) ||
-		    (ea < sp + 8 && ea + w->mw_size > sp))
+		if ((w->memw_op.regs & p->n[i].wregs) || !env->memw_addr(env->ctx, w, &ea) ||
+		    (ea < sp + 8 && ea + w->memw_size > sp))
 			return false;
 	}
 	if (!read && !env->ret_slot(env->ctx, &sp, &word))
@@ -79,24 +81,26 @@ static bool plan_foldable(const struct plan_env *env, uint64_t addr)
 
 /* Whether node x (not the root), module code within the count, may run unseen. */
 static bool plan_interior(const struct plan_env *env, const struct pnode *x,
-			  const struct rd_insn *in)
+			  const struct elfscan_insn *in)
 {
-	bool branch =
-	    (in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC || in->kind == RD_INSN_CALL) &&
-	    in->has_target;
+	bool branch = (in->flow == ELFSCAN_FLOW_JUMP || in->flow == ELFSCAN_FLOW_COND ||
+		       in->flow == ELFSCAN_FLOW_CALL) &&
+		      (in->flags & ELFSCAN_INSN_HAS_TARGET);
 
-	if (!in->size || (!in->plain && !branch) || env->in_section(env->ctx, x->addr))
+	if (!in->size || (!(in->run & ELFSCAN_RUN_PLAIN) && !branch) ||
+	    env->in_section(env->ctx, x->addr))
 		return false;
 	if (in->store && env->rseq_cs) {
 		/* It must provably miss rseq_cs: its address registers hold what they held at
 		 * the root. */
 		uint64_t ea, cs = env->rseq_cs;
 
-		if ((in->st_regs & x->wregs) || !env->store_addr(env->ctx, in, &ea) ||
+		if ((in->st.regs & x->wregs) || !env->store_addr(env->ctx, in, &ea) ||
 		    (ea < cs + 8 && ea + 8 > cs))
 			/* Or it arms the section that it falls into, which runs inside the
 			 * tree: the stop at the store and the one after the section are one. */
-			return in->kind == RD_INSN_OTHER && plan_foldable(env, x->addr + in->size);
+			return in->flow == ELFSCAN_FLOW_NEXT &&
+			       plan_foldable(env, x->addr + in->size);
 	}
 	return true;
 }
@@ -190,7 +194,7 @@ static bool plan_succ_ok(const struct plan *p, const struct plan_env *env, uint6
 }
 
 /* Breadth first. */
-bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct elfscan_insn *root,
 		   const uint64_t *succ, size_t nsucc, uint64_t left)
 {
 	int head = 0;
@@ -202,7 +206,7 @@ bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_i
 	while (head < p->nn) {
 		int i = head++;
 		struct pnode *x = &p->n[i];
-		const struct rd_insn *in = root;
+		const struct elfscan_insn *in = root;
 		uint64_t s[PLAN_WAYS];
 		bool sect[PLAN_WAYS];
 		uint32_t wregs;
@@ -228,7 +232,7 @@ bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_i
 								      : NULL;
 			if (in)
 				x->size = (uint8_t)in->size;
-			if (in && in->kind == RD_INSN_RET && in->size &&
+			if (in && in->flow == ELFSCAN_FLOW_RET && in->size &&
 			    !env->in_section(env->ctx, x->addr) &&
 			    plan_ret(p, env, root, i, in, &s[0])) {
 				ns = 1;
@@ -237,9 +241,9 @@ bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_i
 				p->nleaves++;
 				continue;
 			} else {
-				if (in->kind == RD_INSN_OTHER || in->kind == RD_INSN_JCC)
+				if (in->flow == ELFSCAN_FLOW_NEXT || in->flow == ELFSCAN_FLOW_COND)
 					s[ns++] = x->addr + in->size;
-				if (in->kind != RD_INSN_OTHER && !(ns && s[0] == in->target))
+				if (in->flow != ELFSCAN_FLOW_NEXT && !(ns && s[0] == in->target))
 					s[ns++] = in->target;
 			}
 		}
@@ -267,7 +271,7 @@ bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_i
 			wregs = x->wregs |
 				(env->section_wregs ? env->section_wregs(env->ctx, x->addr) : ~0u);
 		else
-			wregs = x->wregs | in->wregs;
+			wregs = x->wregs | in->writes;
 		for (size_t k = 0; k < ns; k++) {
 			plan_add(p, s[k], i, x->sect ? x->depth : x->depth + 1, wregs);
 			p->n[p->nn - 1].sect = sect[k];
@@ -276,22 +280,23 @@ bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_i
 	return p->nn > 1 && plan_check(p, env);
 }
 
-size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
+size_t rd_section_branch_exits(struct elfscan_decoder *d, const uint8_t *code, uint64_t start,
 			       uint64_t post_commit, uint64_t *out, size_t max)
 {
 	uint64_t addr = start;
 	size_t n = 0;
 
 	while (addr < post_commit) {
-		struct rd_insn in;
+		struct elfscan_insn in;
 		size_t off = addr - start;
 
-		rd_decode(d, code + off, post_commit - addr, addr, &in);
+		elfscan_decode_one(d, code + off, post_commit - addr, addr, &in);
 		if (!in.size) {
 			addr++;
 			continue;
 		}
-		if (in.has_target && (in.target < start || in.target >= post_commit)) {
+		if ((in.flags & ELFSCAN_INSN_HAS_TARGET) &&
+		    (in.target < start || in.target >= post_commit)) {
 			bool dup = false;
 
 			for (size_t i = 0; i < n; i++)

@@ -49,7 +49,7 @@ struct plan_env {
 	void *ctx;
 	/* The decoded instruction at addr if it is code that may run unseen (module code,
 	 * which does not change under us), else NULL: a leaf. */
-	const struct rd_insn *(*insn)(void *ctx, uint64_t addr);
+	const struct elfscan_insn *(*insn)(void *ctx, uint64_t addr);
 	/* The length of the instruction at addr wherever it is; 0 when it cannot be read. */
 	unsigned int (*insn_len)(void *ctx, uint64_t addr);
 	/* Whether addr lies inside a known critical section. */
@@ -58,10 +58,10 @@ struct plan_env {
 	bool (*can_plant)(void *ctx, uint64_t addr);
 	/* The address a 64-bit store writes, from the registers at the root; false when it
 	 * cannot be computed. */
-	bool (*store_addr)(void *ctx, const struct rd_insn *in, uint64_t *ea);
-	/* The memory operand address of in (RD_MEMW_OP), from the registers at the root; false
+	bool (*store_addr)(void *ctx, const struct elfscan_insn *in, uint64_t *ea);
+	/* The memory operand address of in (ELFSCAN_MEMW_OP), from the registers at the root; false
 	 * when it cannot be computed. */
-	bool (*memw_addr)(void *ctx, const struct rd_insn *in, uint64_t *ea);
+	bool (*memw_addr)(void *ctx, const struct elfscan_insn *in, uint64_t *ea);
 	/* The stack pointer at the root and the word there (a return address); false when it
 	 * cannot be read. NULL: every return is a leaf. */
 	bool (*ret_slot)(void *ctx, uint64_t *sp, uint64_t *word);
@@ -87,7 +87,7 @@ struct plan_env {
  * thread stops at names its path. No leaf lies inside an instruction of the tree. False when
  * no tree of more than one step can be built.
  */
-bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct rd_insn *root,
+bool rd_plan_build(struct plan *p, const struct plan_env *env, const struct elfscan_insn *root,
 		   const uint64_t *succ, size_t nsucc, uint64_t left);
 /* The node at addr, or -1. */
 int rd_plan_find(const struct plan *p, uint64_t addr);
@@ -97,7 +97,7 @@ int rd_plan_covering(struct plan *p, const struct plan_env *env, uint64_t addr);
 /* The ways out of the section [start, post_commit) besides post_commit and abort: the targets
  * of branches in code (the section's bytes, at runtime address start) that lie outside it.
  * Returns how many were stored (duplicates removed). */
-size_t rd_section_branch_exits(struct rd_decoder *d, const uint8_t *code, uint64_t start,
+size_t rd_section_branch_exits(struct elfscan_decoder *d, const uint8_t *code, uint64_t start,
 			       uint64_t post_commit, uint64_t *out, size_t max);
 
 #endif

@@ -187,14 +187,14 @@ static void exclusive_steps(struct stepper *st, const struct section *s, enum re
 		return;
 	rd_bp_unpatch(s->start, code, (size_t)got);
 	for (size_t off = 0; off < (size_t)got;) {
-		struct rd_insn in;
+		struct elfscan_insn in;
 
-		rd_decode(st->dec, code + off, (size_t)got - off, s->start + off, &in);
+		elfscan_decode_one(st->dec, code + off, (size_t)got - off, s->start + off, &in);
 		rd_step_print_step(st, &in);
 		st->steps++;
 		/* Lost (the safety net found it elsewhere): only its load is known to have run. */
 		if (!in.size || r == RES_LOST ||
-		    (r == RES_EXIT && in.has_target && in.target == bp))
+		    (r == RES_EXIT && (in.flags & ELFSCAN_INSN_HAS_TARGET) && in.target == bp))
 			break;
 		off += in.size;
 	}
@@ -207,7 +207,7 @@ static void exclusive_steps(struct stepper *st, const struct section *s, enum re
  * and its instructions are reported as steps. *done is false when it cannot be run so (no
  * store-exclusive within reach): then it is stepped.
  */
-enum step_status rd_step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done)
+enum step_status rd_step_exclusive(struct stepper *st, const struct elfscan_insn *in, bool *done)
 {
 	struct section s = {.src = SRC_EXCLUSIVE, .start = in->addr, .exits_known = true};
 	uint64_t ends[MAX_EXITS];
@@ -220,7 +220,8 @@ enum step_status rd_step_exclusive(struct stepper *st, const struct rd_insn *in,
 	if (got <= 0)
 		return STEP_OK;
 	rd_bp_unpatch(in->addr, code, (size_t)got);
-	if (rd_exclusive_ends(st->dec, code, (size_t)got, in->addr, ends, MAX_EXITS, &n) < 0 || !n)
+	if (elfscan_exclusive_ends(st->dec, code, (size_t)got, in->addr, ends, MAX_EXITS, &n) < 0 ||
+	    !n)
 		return STEP_OK;
 	/* No abort handler: its place is taken by the end after the store-exclusive. */
 	s.post_commit = s.abort = ends[0];
@@ -302,13 +303,13 @@ static bool exit_reaches_abort(struct stepper *st, const struct section *s, uint
 	uint64_t a = exit;
 
 	for (int n = 0; n < 16 && rd_modules_find(&st->mods, a); n++) {
-		const struct rd_insn *in = rd_step_insn_at(st, a);
+		const struct elfscan_insn *in = rd_step_insn_at(st, a);
 
 		if (a == s->abort)
 			return true;
-		if (in->plain)
+		if ((in->run & ELFSCAN_RUN_PLAIN))
 			a += in->size;
-		else if (in->kind == RD_INSN_JMP && in->has_target)
+		else if (in->flow == ELFSCAN_FLOW_JUMP && (in->flags & ELFSCAN_INSN_HAS_TARGET))
 			a = in->target;
 		else
 			return false;
@@ -331,7 +332,7 @@ static int run_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
 	uint8_t code[RD_ARCH_INSN_MAX];
 	uint64_t succ[4];
 	bool ours[4] = {false}, unknown = false;
-	struct rd_insn in;
+	struct elfscan_insn in;
 	rd_regs_t r;
 	ssize_t got;
 	size_t n;
@@ -341,9 +342,9 @@ static int run_past(struct stepper *st, uint64_t bp, struct rd_event *ev)
 	if (got <= 0 || rd_pt_getregs(st->cur_tid, &r) < 0)
 		return -1;
 	rd_bp_unpatch(bp, code, (size_t)got);
-	rd_decode(st->dec, code, (size_t)got, bp, &in);
+	elfscan_decode_one(st->dec, code, (size_t)got, bp, &in);
 	n = in.size ? rd_successors(&st->tr, &in, &r, succ, 4, &unknown) : 0;
-	if (!n || unknown || in.kind == RD_INSN_SYSCALL)
+	if (!n || unknown || in.flow == ELFSCAN_FLOW_SYSCALL)
 		return -1;
 	rd_bp_remove(bp);
 	for (size_t i = 0; i < n; i++) {

@@ -103,7 +103,7 @@ struct opts {
 
 struct dcache_ent {
 	uint64_t addr;
-	struct rd_insn in;
+	struct elfscan_insn in;
 };
 
 struct symline {
@@ -115,7 +115,7 @@ struct stepper {
 	struct opts o;
 	struct rd_tracee tr;
 	struct rd_modules mods;
-	struct rd_decoder *dec;
+	struct elfscan_decoder *dec;
 	struct section *secs;
 	size_t nsecs, capsecs;
 	uint64_t seen_desc[256]; /* rseq_cs values already looked at */
@@ -174,7 +174,7 @@ uint64_t rd_step_now_ns(void);
 const char *rd_step_base_name(const char *p);
 const char *rd_step_place(struct stepper *st, uint64_t pc);
 const char *rd_step_sec_name(const struct section *s, char *buf, size_t len);
-void rd_step_print_step(struct stepper *st, const struct rd_insn *in);
+void rd_step_print_step(struct stepper *st, const struct elfscan_insn *in);
 void rd_step_print_passage(struct stepper *st, const struct section *s, enum result r, uint64_t at,
 			   uint64_t ns, bool net, bool retries);
 void rd_step_print_inside(struct stepper *st, pid_t tid, uint64_t pc, const struct section *s);
@@ -246,15 +246,15 @@ enum step_status rd_step_over(struct stepper *st, struct section *s, uint64_t pc
 void rd_step_passage_in_tree(struct stepper *st, struct section *s, uint64_t at, uint64_t ns);
 /* The exclusive sequence opened by the load-exclusive in, run whole; *done false when it
  * cannot be (then step it). */
-enum step_status rd_step_exclusive(struct stepper *st, const struct rd_insn *in, bool *done);
+enum step_status rd_step_exclusive(struct stepper *st, const struct elfscan_insn *in, bool *done);
 
 /* tree.c */
 bool rd_step_page_checked(struct stepper *st, uint64_t pc);
-const struct rd_insn *rd_step_insn_at(struct stepper *st, uint64_t pc);
+const struct elfscan_insn *rd_step_insn_at(struct stepper *st, uint64_t pc);
 void rd_step_tree_env_init(struct stepper *st);
-bool rd_step_tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+bool rd_step_tree_plan(struct stepper *st, const struct elfscan_insn *root, const rd_regs_t *regs,
 		       const uint64_t *succ, size_t nsucc, uint64_t left);
 bool rd_step_tree_plant(struct stepper *st);
-enum step_status rd_step_tree_run(struct stepper *st, const struct rd_insn *root);
+enum step_status rd_step_tree_run(struct stepper *st, const struct elfscan_insn *root);
 
 #endif

@@ -69,7 +69,7 @@ bool rd_step_page_checked(struct stepper *st, uint64_t pc)
 }
 
 /* The decoded instruction at pc, module code only (it does not change under us). */
-const struct rd_insn *rd_step_insn_at(struct stepper *st, uint64_t pc)
+const struct elfscan_insn *rd_step_insn_at(struct stepper *st, uint64_t pc)
 {
 	struct dcache_ent *e = &st->dcache[(pc ^ (pc >> 13)) % DCACHE];
 	uint8_t buf[RD_ARCH_INSN_MAX];
@@ -78,14 +78,14 @@ const struct rd_insn *rd_step_insn_at(struct stepper *st, uint64_t pc)
 	if (e->addr == pc)
 		return &e->in;
 	n = fetch_code(st, pc, buf, sizeof(buf));
-	rd_decode(st->dec, buf, n, pc, &e->in);
+	elfscan_decode_one(st->dec, buf, n, pc, &e->in);
 	e->addr = pc;
 	return &e->in;
 }
 
 /* ---- the planner's view of the process ------------------------------------------------ */
 
-static const struct rd_insn *env_insn(void *ctx, uint64_t addr)
+static const struct elfscan_insn *env_insn(void *ctx, uint64_t addr)
 {
 	struct stepper *st = ctx;
 
@@ -97,7 +97,7 @@ static unsigned int env_insn_len(void *ctx, uint64_t addr)
 {
 	struct stepper *st = ctx;
 	uint8_t buf[RD_ARCH_INSN_MAX];
-	struct rd_insn in;
+	struct elfscan_insn in;
 	ssize_t got;
 
 	if (rd_modules_find(&st->mods, addr))
@@ -106,7 +106,7 @@ static unsigned int env_insn_len(void *ctx, uint64_t addr)
 	if (got <= 0)
 		return 0;
 	rd_bp_unpatch(addr, buf, (size_t)got);
-	rd_decode(st->dec, buf, (size_t)got, addr, &in);
+	elfscan_decode_one(st->dec, buf, (size_t)got, addr, &in);
 	return in.size;
 }
 
@@ -120,7 +120,7 @@ static bool env_can_plant(void *ctx, uint64_t addr)
 	return can_plant(ctx, addr);
 }
 
-static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+static bool env_store_addr(void *ctx, const struct elfscan_insn *in, uint64_t *ea)
 {
 	struct stepper *st = ctx;
 	uint64_t val;
@@ -128,7 +128,7 @@ static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 	return rd_store_eval(&st->tr, in, st->penv_regs, ea, &val);
 }
 
-static bool env_memw_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+static bool env_memw_addr(void *ctx, const struct elfscan_insn *in, uint64_t *ea)
 {
 	struct stepper *st = ctx;
 
@@ -179,13 +179,14 @@ static bool sec_foldable(struct stepper *st, struct section *s)
 		rd_step_compute_exits(st, s);
 	s->wregs = 0;
 	for (a = s->start; a < s->post_commit;) {
-		const struct rd_insn *in = rd_step_insn_at(st, a);
+		const struct elfscan_insn *in = rd_step_insn_at(st, a);
 
 		if (!in->size ||
-		    !(in->plain ||
-		      ((in->kind == RD_INSN_JMP || in->kind == RD_INSN_JCC) && in->has_target)))
+		    !((in->run & ELFSCAN_RUN_PLAIN) ||
+		      ((in->flow == ELFSCAN_FLOW_JUMP || in->flow == ELFSCAN_FLOW_COND) &&
+		       (in->flags & ELFSCAN_INSN_HAS_TARGET))))
 			return false;
-		s->wregs |= in->wregs;
+		s->wregs |= in->writes;
 		a += in->size;
 	}
 	if (a != s->post_commit)
@@ -239,7 +240,7 @@ void rd_step_tree_env_init(struct stepper *st)
 }
 
 /* Plan the tree ahead of root, the current instruction (registers regs, successors succ). */
-bool rd_step_tree_plan(struct stepper *st, const struct rd_insn *root, const rd_regs_t *regs,
+bool rd_step_tree_plan(struct stepper *st, const struct elfscan_insn *root, const rd_regs_t *regs,
 		       const uint64_t *succ, size_t nsucc, uint64_t left)
 {
 	st->penv.rseq_cs = st->have_rcfg && st->rcfg.abi_ptr ? st->rcfg.abi_ptr + 8 : 0;
@@ -254,7 +255,7 @@ bool rd_step_tree_plan(struct stepper *st, const struct rd_insn *root, const rd_
 
 /* Count (and print) the instructions the thread ran from the root to node k, exclusive, and
  * the passages of the sections on the way (ns: the tree's run). */
-static void account_path(struct stepper *st, const struct rd_insn *root, int k, uint64_t ns)
+static void account_path(struct stepper *st, const struct elfscan_insn *root, int k, uint64_t ns)
 {
 	int path[PLAN_NODES], n = 0;
 
@@ -262,7 +263,7 @@ static void account_path(struct stepper *st, const struct rd_insn *root, int k, 
 		path[n++] = i;
 	while (n-- > 0) {
 		const struct pnode *x = &st->plan.n[path[n]];
-		const struct rd_insn *in;
+		const struct elfscan_insn *in;
 
 		if (x->sect) {
 			/* Left by the way the next node on the path names. */
@@ -273,9 +274,9 @@ static void account_path(struct stepper *st, const struct rd_insn *root, int k, 
 		in = path[n] ? rd_step_insn_at(st, x->addr) : root;
 		rd_step_print_step(st, in);
 		st->steps++;
-		if (st->o.finish && in->kind == RD_INSN_CALL)
+		if (st->o.finish && in->flow == ELFSCAN_FLOW_CALL)
 			st->depth++;
-		else if (st->o.finish && in->kind == RD_INSN_RET)
+		else if (st->o.finish && in->flow == ELFSCAN_FLOW_RET)
 			st->depth--;
 	}
 }
@@ -328,7 +329,7 @@ bool rd_step_tree_plant(struct stepper *st)
 }
 
 /* Run the planted tree: let the thread go, see where it stopped. */
-enum step_status rd_step_tree_run(struct stepper *st, const struct rd_insn *root)
+enum step_status rd_step_tree_run(struct stepper *st, const struct elfscan_insn *root)
 {
 	struct plan *p = &st->plan;
 	struct rd_event ev;

@@ -112,6 +112,84 @@ static void test_decode_x86_64(void **state)
 	elfscan_decoder_free(d);
 }
 
+/* What a debugger runs 64-bit x86 code by: flow, how it runs, registers and memory written,
+ * indirect operands and the 64-bit store that arms rseq_cs. */
+static void test_decode_x86_64_runs(void **state)
+{
+	struct elfscan_decoder *d;
+	struct elfscan_insn in;
+	uint64_t ends[2];
+	size_t n;
+
+	assert_int_equal(elfscan_decoder_new(EM_X86_64, 64, false, &d), 0);
+	assert_true(elfscan_decode_runs(d));
+	/* mov %rax, 8(%rdi): the way rseq_cs is armed */
+	decode(d, "\x48\x89\x47\x08", 4, 0, &in);
+	assert_int_equal(in.flow, ELFSCAN_FLOW_NEXT);
+	assert_true(in.run & ELFSCAN_RUN_PLAIN);
+	assert_true(in.store);
+	assert_int_equal(in.st.base, ELFSCAN_X86_RDI);
+	assert_int_equal(in.st.index, ELFSCAN_NOREG);
+	assert_int_equal(in.st.disp, 8);
+	assert_int_equal(in.st.regs, 1u << ELFSCAN_X86_RDI);
+	assert_int_equal(in.st_reg, ELFSCAN_X86_RAX);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_OP);
+	assert_int_equal(in.memw_size, 8);
+	assert_int_equal(in.writes, 0);
+	/* movq $5, 0x10(%rip) */
+	decode(d, "\x48\xc7\x05\x10\x00\x00\x00\x05\x00\x00\x00", 11, 0, &in);
+	assert_true(in.store);
+	assert_int_equal(in.st.base, ELFSCAN_X86_RIP);
+	assert_int_equal(in.st_reg, ELFSCAN_NOREG);
+	assert_int_equal(in.st_imm, 5);
+	/* mov %fs:0x28, %rax */
+	decode(d, "\x64\x48\x8b\x04\x25\x28\x00\x00\x00", 9, 0, &in);
+	assert_true(in.run & ELFSCAN_RUN_PLAIN);
+	assert_int_equal(in.writes, 1u << ELFSCAN_X86_RAX);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_NONE);
+	/* jmp *0x1000(,%rax,8) */
+	decode(d, "\xff\x24\xc5\x00\x10\x00\x00", 7, 0, &in);
+	assert_int_equal(in.flow, ELFSCAN_FLOW_JUMP);
+	assert_true(in.ind_mem);
+	assert_int_equal(in.ind.index, ELFSCAN_X86_RAX);
+	assert_int_equal(in.ind.scale, 8);
+	assert_int_equal(in.ind.disp, 0x1000);
+	/* call *%rbx: writes below the stack pointer and moves it */
+	decode(d, "\xff\xd3", 2, 0, &in);
+	assert_int_equal(in.flow, ELFSCAN_FLOW_CALL);
+	assert_int_equal(in.ind_reg, ELFSCAN_X86_RBX);
+	assert_true(in.writes & (1u << ELFSCAN_X86_RSP));
+	assert_int_equal(in.memw, ELFSCAN_MEMW_ANY);
+	decode(d, "\xc3", 1, 0, &in); /* ret: the word at the stack pointer */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_RET);
+	assert_int_equal(in.ind_reg, ELFSCAN_NOREG);
+	decode(d, "\xf3\xa4", 2, 0, &in); /* rep movsb */
+	assert_int_equal(in.run & (ELFSCAN_RUN_REPEATS | ELFSCAN_RUN_PLAIN), ELFSCAN_RUN_REPEATS);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_ANY);
+	decode(d, "\x0f\xa2", 2, 0, &in); /* cpuid */
+	assert_true(in.run & ELFSCAN_RUN_LATE_TRAP);
+	decode(d, "\x0f\x05", 2, 0, &in); /* syscall */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_SYSCALL);
+	assert_int_equal(in.run & (ELFSCAN_RUN_KERNEL | ELFSCAN_RUN_PLAIN), ELFSCAN_RUN_KERNEL);
+	decode(d, "\xf3\x48\x0f\xae\xd0", 5, 0, &in); /* wrfsbase %rax */
+	assert_true(in.writes & (1u << ELFSCAN_X86_FS));
+	assert_false(in.run & ELFSCAN_RUN_PLAIN);
+	/* No exclusive monitor on x86: nothing opens one. */
+	assert_int_equal(elfscan_exclusive_ends(d, "\x90\x90\x90\x90", 4, 0, ends, 2, &n), -EINVAL);
+	assert_int_equal(elfscan_decode_one(d, "\x0f", 1, 0, &in), -EILSEQ);
+	assert_int_equal(in.size, 0);
+	assert_string_equal(in.text, "(bad)");
+	elfscan_decoder_free(d);
+
+	/* i386: flow from the flags, nothing more */
+	assert_int_equal(elfscan_decoder_new(EM_386, 32, false, &d), 0);
+	assert_false(elfscan_decode_runs(d));
+	decode(d, "\xe8\xfb\x00\x00\x00", 5, 0x1000, &in);
+	assert_int_equal(in.flow, ELFSCAN_FLOW_CALL);
+	assert_int_equal(in.run, 0);
+	elfscan_decoder_free(d);
+}
+
 static uint32_t a64(struct elfscan_decoder *d, uint32_t word, uint64_t addr,
 		    struct elfscan_insn *in)
 {
@@ -290,10 +368,10 @@ static void test_audit_bias(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_decode_x86_64),      cmocka_unit_test(test_decode_aarch64),
-	    cmocka_unit_test(test_decode_unsupported), cmocka_unit_test(test_check_list),
-	    cmocka_unit_test(test_audit_aarch64),      cmocka_unit_test(test_audit_options),
-	    cmocka_unit_test(test_audit_bias),
+	    cmocka_unit_test(test_decode_x86_64),  cmocka_unit_test(test_decode_x86_64_runs),
+	    cmocka_unit_test(test_decode_aarch64), cmocka_unit_test(test_decode_unsupported),
+	    cmocka_unit_test(test_check_list),	   cmocka_unit_test(test_audit_aarch64),
+	    cmocka_unit_test(test_audit_options),  cmocka_unit_test(test_audit_bias),
 	};
 
 	return UNIT_MAIN(tests);

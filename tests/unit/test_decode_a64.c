@@ -24,16 +24,16 @@ static struct elfscan_decoder *dec(void)
 	struct elfscan_decoder *d = NULL;
 
 	assert_int_equal(elfscan_decoder_new(EM_AARCH64, 64, false, &d), 0);
+	assert_true(elfscan_decode_runs(d));
 	return d;
 }
 
 /* Decode one word (little endian) at addr. */
-static void one(struct elfscan_decoder *d, uint32_t word, uint64_t addr, struct elfscan_insn *in,
-		struct elfscan_a64 *a)
+static void one(struct elfscan_decoder *d, uint32_t word, uint64_t addr, struct elfscan_insn *in)
 {
 	uint8_t b[4] = {word & 0xff, (word >> 8) & 0xff, (word >> 16) & 0xff, word >> 24};
 
-	assert_int_equal(elfscan_decode_a64(d, b, sizeof(b), addr, in, a), 0);
+	assert_int_equal(elfscan_decode_one(d, b, sizeof(b), addr, in), 0);
 	assert_int_equal(in->size, 4);
 }
 
@@ -41,36 +41,37 @@ static void test_flow_and_targets(void **state)
 {
 	struct elfscan_decoder *d = dec();
 	struct elfscan_insn in;
-	struct elfscan_a64 a;
 
-	one(d, 0x54000061, BASE + 0xc, &in, &a); /* b.ne +0xc */
-	assert_int_equal(a.flow, ELFSCAN_A64_BCOND);
+	one(d, 0x54000061, BASE + 0xc, &in); /* b.ne +0xc */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_COND);
 	assert_int_equal(in.target, BASE + 0x18);
-	one(d, 0x35ffff62, BASE + 0x14, &in, &a); /* cbnz w2, -0x14 */
-	assert_int_equal(a.flow, ELFSCAN_A64_BCOND);
+	one(d, 0x35ffff62, BASE + 0x14, &in); /* cbnz w2, -0x14 */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_COND);
 	assert_int_equal(in.target, BASE);
-	one(d, 0x94000000, BASE + 0x3c, &in, &a); /* bl . */
-	assert_int_equal(a.flow, ELFSCAN_A64_BL);
+	one(d, 0x94000000, BASE + 0x3c, &in); /* bl . */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_CALL);
 	assert_int_equal(in.target, BASE + 0x3c);
-	assert_true(a.writes & (1u << 30));
-	one(d, 0xd63f0120, BASE, &in, &a); /* blr x9 */
-	assert_int_equal(a.flow, ELFSCAN_A64_BLR);
-	assert_int_equal(a.ind_reg, 9);
-	assert_true(a.writes & (1u << 30));
-	one(d, 0xd61f0140, BASE, &in, &a); /* br x10 */
-	assert_int_equal(a.flow, ELFSCAN_A64_BR);
-	assert_int_equal(a.ind_reg, 10);
-	one(d, 0xd65f03c0, BASE, &in, &a); /* ret */
-	assert_int_equal(a.flow, ELFSCAN_A64_RET);
-	assert_int_equal(a.ind_reg, 30);
-	one(d, 0xd4000001, BASE, &in, &a); /* svc #0 */
-	assert_int_equal(a.flow, ELFSCAN_A64_SVC);
-	one(d, 0xd4200000, BASE, &in, &a); /* brk #0 */
-	assert_true(a.flags & ELFSCAN_A64_KERNEL);
-	one(d, 0x91000421, BASE, &in, &a); /* add x1, x1, #1 */
-	assert_int_equal(a.flow, ELFSCAN_A64_NEXT);
-	assert_int_equal(a.writes, 1u << 1);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_NONE);
+	assert_true(in.writes & (1u << 30));
+	one(d, 0xd63f0120, BASE, &in); /* blr x9 */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_CALL);
+	assert_int_equal(in.ind_reg, 9);
+	assert_true(in.writes & (1u << 30));
+	one(d, 0xd61f0140, BASE, &in); /* br x10 */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_JUMP);
+	assert_int_equal(in.ind_reg, 10);
+	one(d, 0xd65f03c0, BASE, &in); /* ret */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_RET);
+	assert_int_equal(in.ind_reg, 30);
+	one(d, 0xd4000001, BASE, &in); /* svc #0 */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_SYSCALL);
+	one(d, 0xd4200000, BASE, &in); /* brk #0 */
+	assert_true(in.run & ELFSCAN_RUN_KERNEL);
+	assert_false(in.run & ELFSCAN_RUN_PLAIN);
+	one(d, 0x91000421, BASE, &in); /* add x1, x1, #1 */
+	assert_int_equal(in.flow, ELFSCAN_FLOW_NEXT);
+	assert_true(in.run & ELFSCAN_RUN_PLAIN);
+	assert_int_equal(in.writes, 1u << 1);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_NONE);
 	elfscan_decoder_free(d);
 }
 
@@ -78,49 +79,48 @@ static void test_stores_and_writes(void **state)
 {
 	struct elfscan_decoder *d = dec();
 	struct elfscan_insn in;
-	struct elfscan_a64 a;
 
-	one(d, 0xf90004a4, BASE, &in, &a); /* str x4, [x5, #8]: the way rseq_cs is armed */
-	assert_true(a.store);
-	assert_int_equal(a.st.base, 5);
-	assert_int_equal(a.st.disp, 8);
-	assert_int_equal(a.st.regs, 1u << 5);
-	assert_int_equal(a.st_reg, 4);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_OP);
-	assert_int_equal(a.memw_size, 8);
-	assert_int_equal(a.writes, 0);
-	one(d, 0xf90004bf, BASE, &in, &a); /* str xzr, [x5, #8] */
-	assert_true(a.store);
-	assert_int_equal(a.st_reg, ELFSCAN_A64_NOREG);
+	one(d, 0xf90004a4, BASE, &in); /* str x4, [x5, #8]: the way rseq_cs is armed */
+	assert_true(in.store);
+	assert_int_equal(in.st.base, 5);
+	assert_int_equal(in.st.disp, 8);
+	assert_int_equal(in.st.regs, 1u << 5);
+	assert_int_equal(in.st_reg, 4);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_OP);
+	assert_int_equal(in.memw_size, 8);
+	assert_int_equal(in.writes, 0);
+	one(d, 0xf90004bf, BASE, &in); /* str xzr, [x5, #8] */
+	assert_true(in.store);
+	assert_int_equal(in.st_reg, ELFSCAN_NOREG);
 	/* str d0, [x1, #8]: 8 bytes, but from a vector register, not a general one (nor zero) */
-	one(d, 0xfd000420, BASE, &in, &a);
-	assert_false(a.store);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_OP);
-	assert_int_equal(a.memw_size, 8);
-	one(d, 0x3d800420, BASE, &in, &a); /* str q0, [x1, #16] */
-	assert_false(a.store);
-	assert_int_equal(a.memw_size, 16);
-	one(d, 0xb9000cc4, BASE, &in, &a); /* str w4, [x6, #12] */
-	assert_false(a.store);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_OP);
-	assert_int_equal(a.memw_size, 4);
-	assert_int_equal(a.memw_op.disp, 12);
-	one(d, 0x390000c4, BASE, &in, &a); /* strb w4, [x6] */
-	assert_int_equal(a.memw_size, 1);
+	one(d, 0xfd000420, BASE, &in);
+	assert_false(in.store);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_OP);
+	assert_int_equal(in.memw_size, 8);
+	one(d, 0x3d800420, BASE, &in); /* str q0, [x1, #16] */
+	assert_false(in.store);
+	assert_int_equal(in.memw_size, 16);
+	one(d, 0xb9000cc4, BASE, &in); /* str w4, [x6, #12] */
+	assert_false(in.store);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_OP);
+	assert_int_equal(in.memw_size, 4);
+	assert_int_equal(in.memw_op.disp, 12);
+	one(d, 0x390000c4, BASE, &in); /* strb w4, [x6] */
+	assert_int_equal(in.memw_size, 1);
 	/* stp x29, x30, [sp, #-32]!: writes below sp and sp itself */
-	one(d, 0xa9be7bfd, BASE, &in, &a);
-	assert_false(a.store);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_ANY);
-	assert_true(a.writes & (1u << ELFSCAN_A64_SP));
+	one(d, 0xa9be7bfd, BASE, &in);
+	assert_false(in.store);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_ANY);
+	assert_true(in.writes & (1u << ELFSCAN_A64_SP));
 	/* ldp x29, x30, [sp], #32: no memory written, three registers */
-	one(d, 0xa8c27bfd, BASE, &in, &a);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_NONE);
-	assert_int_equal(a.writes, (1u << 29) | (1u << 30) | (1u << ELFSCAN_A64_SP));
-	one(d, 0xf9400107, BASE, &in, &a); /* ldr x7, [x8] */
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_NONE);
-	assert_int_equal(a.writes, 1u << 7);
-	one(d, 0x910003eb, BASE, &in, &a); /* mov x11, sp */
-	assert_int_equal(a.writes, 1u << 11);
+	one(d, 0xa8c27bfd, BASE, &in);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_NONE);
+	assert_int_equal(in.writes, (1u << 29) | (1u << 30) | (1u << ELFSCAN_A64_SP));
+	one(d, 0xf9400107, BASE, &in); /* ldr x7, [x8] */
+	assert_int_equal(in.memw, ELFSCAN_MEMW_NONE);
+	assert_int_equal(in.writes, 1u << 7);
+	one(d, 0x910003eb, BASE, &in); /* mov x11, sp */
+	assert_int_equal(in.writes, 1u << 11);
 	elfscan_decoder_free(d);
 }
 
@@ -128,20 +128,21 @@ static void test_exclusives(void **state)
 {
 	struct elfscan_decoder *d = dec();
 	struct elfscan_insn in;
-	struct elfscan_a64 a;
 
-	one(d, 0xc85ffc01, BASE, &in, &a); /* ldaxr x1, [x0] */
-	assert_int_equal(a.flags & (ELFSCAN_A64_LDEX | ELFSCAN_A64_STEX), ELFSCAN_A64_LDEX);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_NONE);
-	one(d, 0xc802fc01, BASE, &in, &a); /* stlxr w2, x1, [x0] */
-	assert_int_equal(a.flags & (ELFSCAN_A64_LDEX | ELFSCAN_A64_STEX), ELFSCAN_A64_STEX);
-	assert_false(a.store);
-	assert_int_equal(a.memw, ELFSCAN_A64_MEMW_ANY);
-	assert_true(a.writes & (1u << 2));
-	one(d, 0x885f7c01, BASE, &in, &a); /* ldxr w1, [x0] */
-	assert_true(a.flags & ELFSCAN_A64_LDEX);
-	one(d, 0x88027c01, BASE, &in, &a); /* stxr w2, w1, [x0] */
-	assert_true(a.flags & ELFSCAN_A64_STEX);
+	one(d, 0xc85ffc01, BASE, &in); /* ldaxr x1, [x0] */
+	assert_int_equal(in.run & (ELFSCAN_RUN_EXCL_LOAD | ELFSCAN_RUN_EXCL_STORE),
+			 ELFSCAN_RUN_EXCL_LOAD);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_NONE);
+	one(d, 0xc802fc01, BASE, &in); /* stlxr w2, x1, [x0] */
+	assert_int_equal(in.run & (ELFSCAN_RUN_EXCL_LOAD | ELFSCAN_RUN_EXCL_STORE),
+			 ELFSCAN_RUN_EXCL_STORE);
+	assert_false(in.store);
+	assert_int_equal(in.memw, ELFSCAN_MEMW_ANY);
+	assert_true(in.writes & (1u << 2));
+	one(d, 0x885f7c01, BASE, &in); /* ldxr w1, [x0] */
+	assert_true(in.run & ELFSCAN_RUN_EXCL_LOAD);
+	one(d, 0x88027c01, BASE, &in); /* stxr w2, w1, [x0] */
+	assert_true(in.run & ELFSCAN_RUN_EXCL_STORE);
 	elfscan_decoder_free(d);
 }
 
@@ -171,24 +172,21 @@ static void test_exclusive_sequence_ends(void **state)
 
 	for (size_t i = 0; i < sizeof(cas) / 4; i++)
 		put(code, i, cas[i]);
-	assert_int_equal(elfscan_a64_exclusive_ends(d, code, sizeof(code), BASE, ends, 4, &n), 0);
+	assert_int_equal(elfscan_exclusive_ends(d, code, sizeof(code), BASE, ends, 4, &n), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(ends[0], BASE + 0x14);
 	assert_int_equal(ends[1], BASE + 0x18);
 	/* Too small a room is said, not overrun. */
-	assert_int_equal(elfscan_a64_exclusive_ends(d, code, sizeof(code), BASE, ends, 1, &n),
-			 -ENOSPC);
+	assert_int_equal(elfscan_exclusive_ends(d, code, sizeof(code), BASE, ends, 1, &n), -ENOSPC);
 	/* Not a load-exclusive. */
 	assert_int_equal(
-	    elfscan_a64_exclusive_ends(d, code + 4, sizeof(code) - 4, BASE + 4, ends, 4, &n),
-	    -EINVAL);
+	    elfscan_exclusive_ends(d, code + 4, sizeof(code) - 4, BASE + 4, ends, 4, &n), -EINVAL);
 	/* Cut before its store-exclusive. */
-	assert_int_equal(elfscan_a64_exclusive_ends(d, code, 0x10, BASE, ends, 4, &n), -ENOENT);
+	assert_int_equal(elfscan_exclusive_ends(d, code, 0x10, BASE, ends, 4, &n), -ENOENT);
 
 	/* A call inside the sequence: it cannot be run as a unit. */
 	put(code, 1, 0x94000000); /* bl . */
-	assert_int_equal(elfscan_a64_exclusive_ends(d, code, sizeof(code), BASE, ends, 4, &n),
-			 -EINVAL);
+	assert_int_equal(elfscan_exclusive_ends(d, code, sizeof(code), BASE, ends, 4, &n), -EINVAL);
 	elfscan_decoder_free(d);
 }
 

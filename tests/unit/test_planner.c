@@ -23,8 +23,8 @@
 struct prog {
 	uint8_t code[CODE_MAX];
 	size_t len;
-	struct rd_decoder *dec;
-	struct rd_insn insn[CODE_MAX];
+	struct elfscan_decoder *dec;
+	struct elfscan_insn insn[CODE_MAX];
 	bool decoded[CODE_MAX];
 	uint64_t sec_start, sec_end; /* one critical section, [start, end) */
 	uint64_t store_ea;	     /* where a store writes, as the root's registers say */
@@ -43,7 +43,7 @@ static bool in_code(const struct prog *pr, uint64_t addr)
 	return addr >= BASE && addr < BASE + pr->len;
 }
 
-static const struct rd_insn *env_insn(void *ctx, uint64_t addr)
+static const struct elfscan_insn *env_insn(void *ctx, uint64_t addr)
 {
 	struct prog *pr = ctx;
 	size_t off = addr - BASE;
@@ -51,7 +51,7 @@ static const struct rd_insn *env_insn(void *ctx, uint64_t addr)
 	if (!in_code(pr, addr))
 		return NULL;
 	if (!pr->decoded[off]) {
-		rd_decode(pr->dec, pr->code + off, pr->len - off, addr, &pr->insn[off]);
+		elfscan_decode_one(pr->dec, pr->code + off, pr->len - off, addr, &pr->insn[off]);
 		pr->decoded[off] = true;
 	}
 	return &pr->insn[off];
@@ -59,7 +59,7 @@ static const struct rd_insn *env_insn(void *ctx, uint64_t addr)
 
 static unsigned int env_insn_len(void *ctx, uint64_t addr)
 {
-	const struct rd_insn *in = env_insn(ctx, addr);
+	const struct elfscan_insn *in = env_insn(ctx, addr);
 
 	return in ? in->size : 0;
 }
@@ -76,7 +76,7 @@ static bool env_can_plant(void *ctx, uint64_t addr)
 	return in_code(ctx, addr);
 }
 
-static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+static bool env_store_addr(void *ctx, const struct elfscan_insn *in, uint64_t *ea)
 {
 	struct prog *pr = ctx;
 
@@ -84,12 +84,12 @@ static bool env_store_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
 	return true;
 }
 
-static bool env_memw_addr(void *ctx, const struct rd_insn *in, uint64_t *ea)
+static bool env_memw_addr(void *ctx, const struct elfscan_insn *in, uint64_t *ea)
 {
 	struct prog *pr = ctx;
 
 	*ea = pr->memw_ea;
-	return in->memw == RD_MEMW_OP;
+	return in->memw == ELFSCAN_MEMW_OP;
 }
 
 static bool env_ret_slot(void *ctx, uint64_t *sp, uint64_t *word)
@@ -126,7 +126,7 @@ static struct prog *prog_new(const uint8_t *code, size_t len)
 	assert_true(len <= CODE_MAX);
 	memcpy(pr->code, code, len);
 	pr->len = len;
-	assert_int_equal(rd_decoder_open(&pr->dec), 0);
+	assert_int_equal(elfscan_decoder_new(RD_ARCH_EM, 64, false, &pr->dec), 0);
 	pr->env = (struct plan_env){
 	    .ctx = pr,
 	    .insn = env_insn,
@@ -142,7 +142,7 @@ static struct prog *prog_new(const uint8_t *code, size_t len)
 
 static void prog_free(struct prog *pr)
 {
-	rd_decoder_close(pr->dec);
+	elfscan_decoder_free(pr->dec);
 	free(pr);
 }
 
@@ -150,15 +150,15 @@ static void prog_free(struct prog *pr)
  * from the registers (here: the decoded fall-through and target). */
 static bool plan(struct prog *pr, size_t off, uint64_t left)
 {
-	const struct rd_insn *root = env_insn(pr, BASE + off);
+	const struct elfscan_insn *root = env_insn(pr, BASE + off);
 	uint64_t succ[2];
 	size_t n = 0;
 
 	assert_non_null(root);
 	assert_int_not_equal(root->size, 0);
-	if (root->kind == RD_INSN_OTHER || root->kind == RD_INSN_JCC)
+	if (root->flow == ELFSCAN_FLOW_NEXT || root->flow == ELFSCAN_FLOW_COND)
 		succ[n++] = root->addr + root->size;
-	if (root->has_target)
+	if ((root->flags & ELFSCAN_INSN_HAS_TARGET))
 		succ[n++] = root->target;
 	return rd_plan_build(&pr->plan, &pr->env, root, succ, n, left);
 }
@@ -486,7 +486,7 @@ static void test_store_after_section_keeps_unwritten_registers(void **state)
 	assert_true(is_leaf(pr, BASE + 16));
 
 	pr->env.section_wregs = env_section_wregs;
-	pr->sec_wregs = env_insn(pr, BASE + 4)->wregs; /* rcx */
+	pr->sec_wregs = env_insn(pr, BASE + 4)->writes; /* rcx */
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_tree_sound(pr);
 	assert_false(is_leaf(pr, BASE + 11));
@@ -494,7 +494,7 @@ static void test_store_after_section_keeps_unwritten_registers(void **state)
 	assert_true(is_leaf(pr, BASE + 16));
 	assert_int_equal(pr->plan.nleaves, 2);
 
-	pr->sec_wregs |= env_insn(pr, BASE + 11)->st_regs; /* rdi too */
+	pr->sec_wregs |= env_insn(pr, BASE + 11)->st.regs; /* rdi too */
 	assert_true(plan(pr, 0, UINT64_MAX));
 	assert_tree_sound(pr);
 	assert_true(is_leaf(pr, BASE + 11));
