@@ -3,6 +3,7 @@
  * inode so that they stay usable after the process exits, and each process' mappings. Debug
  * files come from the host, the process's own root, and debuginfod (DEBUGINFOD_URLS). */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,10 @@ static struct symfile *file_find(struct rd_tracer *t, dev_t dev, ino_t ino)
 	return NULL;
 }
 
-/* Takes ownership of es (closed on failure). */
+/* Takes ownership of es (closed on failure). Its uprobes go on the file probe names (the
+ * kernel resolves it to the inode): path, or a path through the process's root. */
 static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const char *path,
-				struct elfscan *es)
+				const char *probe, struct elfscan *es)
 {
 	struct symfile *v = realloc(t->files, (t->nfiles + 1) * sizeof(*v));
 	char *p;
@@ -41,7 +43,7 @@ static struct symfile *file_add(struct rd_tracer *t, dev_t dev, ino_t ino, const
 	if (elfscan_count(es))
 		elfscan_has_dwarf(es);
 	v[t->nfiles] = (struct symfile){.dev = dev, .ino = ino, .path = p, .es = es};
-	rd_tracer_uprobe_file(t, path, es);
+	rd_tracer_uprobe_file(t, probe, es);
 	return &v[t->nfiles++];
 }
 
@@ -86,7 +88,13 @@ void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
 						 .dev = m->dev,
 						 .ino = m->ino};
 		if (m->es && !file_find(t, m->dev, m->ino)) {
-			file_add(t, m->dev, m->ino, m->path, m->es);
+			/* The process's path may not be ours: another mount namespace (a
+			 * container), or a directory hidden from us (a sandboxed service). */
+			char probe[PATH_MAX + 32];
+
+			snprintf(probe, sizeof(probe), "/proc/%d/root%s", (int)pid, m->path);
+			file_add(t, m->dev, m->ino, m->path, m->path[0] == '/' ? probe : m->path,
+				 m->es);
 			m->es = NULL; /* now the tracer's */
 		}
 	}
@@ -107,7 +115,7 @@ void rd_tracer_learn_file(struct rd_tracer *t, const char *path)
 	/* Named as the process's maps name it: events give the module by its absolute path. */
 	abs = realpath(path, NULL);
 	if (abs && !elfscan_open(abs, &opts, &es))
-		file_add(t, st.st_dev, st.st_ino, abs, es);
+		file_add(t, st.st_dev, st.st_ino, abs, abs, es);
 	free(abs);
 }
 

@@ -167,7 +167,9 @@ fi
 
 # A program in a directory the service does not see (ProtectHome=, PrivateTmp=): the exporter
 # in a mount namespace where that directory is an empty tmpfs still counts its aborts under
-# their function names, reading the program through the process.
+# their function names, reading the program through the process, and its abort handler
+# entries, its uprobes placed through the process's root (each entry here is a kernel abort:
+# the workload branches to no handler itself).
 W="$BUILD/tests/workloads/rseq_workload"
 COMM=rwl_priv_$$
 COMM=${COMM:0:15}
@@ -192,22 +194,26 @@ for l in open(sys.argv[2]):
     k, _, v = l.strip().partition('=')
     if k.startswith('section.') and k.endswith('.aborts') and int(v):
         theirs[k.split('.')[1]] = theirs.get(k.split('.')[1], 0) + int(v)
-mine, skips = {}, 0
+mine, skips, entries = {}, 0, 0
 for m in re.finditer(r'^(\w+)\{(.*)\} (\S+)$', text, re.M):
     l = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
     if m.group(1) == 'rseq_aborts_total' and l['comm'] == sys.argv[3]:
         mine[l['function']] = mine.get(l['function'], 0) + int(float(m.group(3)))
+    if m.group(1) == 'rseq_abort_handler_entries_total' and l['comm'] == sys.argv[3]:
+        entries += int(float(m.group(3)))
     if m.group(1) == 'rseqdbg_program_skips_total' and l['program'] == 'abort_backup':
         skips = int(float(m.group(3)))
 # An abort is missed only when the kernel skipped both programs for it, which it counts.
 short = sum(theirs.values()) - sum(mine.values())
 if not theirs or set(mine) - set(theirs) or any(mine.get(k, 0) > v for k, v in theirs.items()) or short > skips:
     print('aborts per function %s, the workload counted %s' % (mine, theirs))
+elif entries != sum(theirs.values()):
+    print('%d abort handler entries, the workload counted %d aborts' % (entries, sum(theirs.values())))
 PY
 ) && [ -z "$why" ]; then
-		pass "exporter as uid 65534, the program's directory hidden: its aborts per function exact"
+		pass "exporter as uid 65534, the program's directory hidden: its aborts per function and its handler entries exact"
 	else
-		fail "exporter as uid 65534, the program's directory hidden: its aborts per function exact" "$why"
+		fail "exporter as uid 65534, the program's directory hidden: its aborts per function and its handler entries exact" "$why"
 	fi
 	kill -TERM "$HPID"
 	wait "$HPID"

@@ -13,7 +13,8 @@ set -euo pipefail
 [ "$KARCH" != amd64 ] || kdie "userland.sh: the amd64 guests share this machine's root"
 PKGS="bash dash coreutils grep sed gawk findutils diffutils procps util-linux mount
 debianutils base-files base-passwd binutils python3-minimal libpython3.11-stdlib strace
-busybox-static iproute2 bpftool libc-bin libelf1 libdw1 libbpf1 libcapstone4 libmicrohttpd12 zlib1g"
+busybox-static iproute2 bpftool libc-bin libelf1 libdw1 libbpf1 libcapstone4 libmicrohttpd12 zlib1g
+libyaml-0-2 libgnutls30 libcrypt1"
 key=$(echo "$KUSUITE-security $KUSUITE $PKGS" | md5sum | cut -c1-12)
 ul=$KCACHE/userland-$KARCH
 if [ "$(cat "$ul/.made" 2>/dev/null)" = "$key" ]; then
