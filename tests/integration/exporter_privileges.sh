@@ -168,8 +168,9 @@ fi
 # A program in a directory the service does not see (ProtectHome=, PrivateTmp=): the exporter
 # in a mount namespace where that directory is an empty tmpfs still counts its aborts under
 # their function names, reading the program through the process, and its abort handler
-# entries, its uprobes placed through the process's root (each entry here is a kernel abort:
-# the workload branches to no handler itself).
+# entries, its uprobes placed through the process's root. Each entry here is a kernel abort
+# (the workload branches to no handler itself); the uprobes come once the exporter has seen
+# the program's first events, so the first aborts have none.
 W="$BUILD/tests/workloads/rseq_workload"
 COMM=rwl_priv_$$
 COMM=${COMM:0:15}
@@ -207,13 +208,13 @@ for m in re.finditer(r'^(\w+)\{(.*)\} (\S+)$', text, re.M):
 short = sum(theirs.values()) - sum(mine.values())
 if not theirs or set(mine) - set(theirs) or any(mine.get(k, 0) > v for k, v in theirs.items()) or short > skips:
     print('aborts per function %s, the workload counted %s' % (mine, theirs))
-elif entries != sum(theirs.values()):
+elif not 0 < entries <= sum(theirs.values()):
     print('%d abort handler entries, the workload counted %d aborts' % (entries, sum(theirs.values())))
 PY
 ) && [ -z "$why" ]; then
-		pass "exporter as uid 65534, the program's directory hidden: its aborts per function and its handler entries exact"
+		pass "exporter as uid 65534, the program's directory hidden: its aborts per function exact, its handler entries counted"
 	else
-		fail "exporter as uid 65534, the program's directory hidden: its aborts per function and its handler entries exact" "$why"
+		fail "exporter as uid 65534, the program's directory hidden: its aborts per function exact, its handler entries counted" "$why"
 	fi
 	kill -TERM "$HPID"
 	wait "$HPID"
