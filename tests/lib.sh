@@ -119,5 +119,10 @@ names = {n[:15] for n in ("rseq_ip_fixup", "rseq_ip_fixup_backup", "rseq_update"
 print(" ".join("%s:%d" % (p["name"], p["id"]) for p in json.load(sys.stdin) if p.get("name") in names and p["id"] > int(sys.argv[1])))' "$1"
 }
 
+# The tracer leaves the removal of its uprobes, which waits for the kernel's grace periods,
+# to processes of its own (rseqdbg-detach) that end about 0.1 s after it: released waits for
+# them (what they remove is still in every process that maps a probed file until then).
+released() { wait_for 60 "the tracer's uprobes to be removed" sh -c '! pgrep -x rseqdbg-detach >/dev/null'; }
+
 # The exit status of a test script: non-zero when a case failed.
 finish() { [ "$_fails" -eq 0 ]; }

@@ -13,6 +13,7 @@
 #include "debuginfod.h"
 #include "internal.h"
 #include "proc/maps.h"
+#include "proc/tasks.h"
 #include "symfmt.h"
 
 static struct symfile *file_find(struct rd_tracer *t, dev_t dev, ino_t ino)
@@ -60,10 +61,14 @@ void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
 	struct elfscan_opts opts = {.sz = sizeof(opts)};
 	struct rd_modules mods;
 	struct pidmap *pm = pid_find(t, pid);
+	pid_t live;
 
 	rd_debuginfod_opts(&opts);
 	if (rd_modules_load(pid, &opts, &mods))
 		return;
+	/* A process whose main thread has exited has no root of its own: a live thread's. */
+	if (rd_proc_live_thread(pid, &live))
+		live = pid;
 	if (!pm) {
 		struct pidmap *v = realloc(t->pids, (t->npids + 1) * sizeof(*v));
 
@@ -92,7 +97,7 @@ void rd_tracer_learn_pid(struct rd_tracer *t, pid_t pid)
 			 * container), or a directory hidden from us (a sandboxed service). */
 			char probe[PATH_MAX + 32];
 
-			snprintf(probe, sizeof(probe), "/proc/%d/root%s", (int)pid, m->path);
+			snprintf(probe, sizeof(probe), "/proc/%d/root%s", (int)live, m->path);
 			file_add(t, m->dev, m->ino, m->path, m->path[0] == '/' ? probe : m->path,
 				 m->es);
 			m->es = NULL; /* now the tracer's */

@@ -197,6 +197,7 @@ if have_bpf; then
 	sleep 0.5
 	kill -INT $t
 	wait $t
+	released
 	kill -INT $d
 	wait $d
 	rc=$?
