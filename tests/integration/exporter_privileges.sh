@@ -68,9 +68,12 @@ PLP=$!
 PIDS+=("$PLP")
 wait_grep ready "$TMP/pl.err"
 
-strace -f -qq -o "$TMP/strace" setpriv --reuid=65534 --regid=65534 --clear-groups \
-	--inh-caps="-all,$caps" --ambient-caps="-all,$caps" --bounding-set="-all,$caps" \
-	"$RSEQDBG" exporter --listen 127.0.0.1:0 -p "$PLP" 2>"$TMP/exp.err" &
+# A sanitizer build's leak check cannot run in a traced process (it stops the world with
+# ptrace of its own): under strace it is off.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	strace -f -qq -o "$TMP/strace" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps="-all,$caps" --ambient-caps="-all,$caps" --bounding-set="-all,$caps" \
+		"$RSEQDBG" exporter --listen 127.0.0.1:0 -p "$PLP" 2>"$TMP/exp.err" &
 EPID=$!
 PIDS+=("$EPID")
 if ! wait_for -q -p "$EPID" 60 "the exporter's ready line" file_has 'exporter: ready' "$TMP/exp.err"; then
