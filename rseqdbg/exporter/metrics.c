@@ -454,6 +454,19 @@ static void counter(FILE *f, enum rd_metrics_format fmt, const char *name, const
 	fprintf(f, "%s_total %" PRIu64 "\n", name, v);
 }
 
+/* A series' name and its labels but the last: NAME{comm="",function="",module=""[,cgroup=""] */
+static void put_series(const struct rd_metrics *m, const struct series *s, const char *name,
+		       FILE *f)
+{
+	fprintf(f, "%s{comm=\"", name);
+	put_value(f, s->comm);
+	fputs("\",function=\"", f);
+	put_value(f, s->function);
+	fputs("\",module=\"", f);
+	put_value(f, s->module);
+	put_cgroup(m, s, f);
+}
+
 static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt, FILE *f)
 {
 	family(f, fmt, "rseq_aborts", "counter",
@@ -463,13 +476,7 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 
 		if (s->cause >= RT_NCAUSES)
 			continue;
-		fputs("rseq_aborts_total{comm=\"", f);
-		put_value(f, s->comm);
-		fputs("\",function=\"", f);
-		put_value(f, s->function);
-		fputs("\",module=\"", f);
-		put_value(f, s->module);
-		put_cgroup(m, s, f);
+		put_series(m, s, "rseq_aborts_total", f);
 		fprintf(f, "\",cause=\"%s\"} %" PRIu64 "\n", rd_cause_name(s->cause), s->value);
 	}
 	if (!m->o.uprobes)
@@ -482,13 +489,7 @@ static void write_aborts(const struct rd_metrics *m, enum rd_metrics_format fmt,
 
 		if (s->cause < RT_NCAUSES)
 			continue;
-		fputs("rseq_abort_handler_entries_total{comm=\"", f);
-		put_value(f, s->comm);
-		fputs("\",function=\"", f);
-		put_value(f, s->function);
-		fputs("\",module=\"", f);
-		put_value(f, s->module);
-		put_cgroup(m, s, f);
+		put_series(m, s, "rseq_abort_handler_entries_total", f);
 		fprintf(f, "\",kind=\"%s\"} %" PRIu64 "\n",
 			s->cause == ENTRY_KERNEL ? "kernel" : "user", s->value);
 	}
