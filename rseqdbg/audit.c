@@ -8,12 +8,14 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "baseline.h"
 #include "common.h"
 #include "elfscan-audit.h"
 #include "proc/maps.h"
 #include "proc/ptrace.h"
 #include "proc/rseqarea.h"
 #include "proc/tasks.h"
+#include "suppress.h"
 #include "symfmt.h"
 
 struct audit_opts {
@@ -23,6 +25,23 @@ struct audit_opts {
 	bool sarif, list;
 	bool have_pid;
 	pid_t pid;
+	const char *baseline_path;
+	struct rd_baseline *baseline; /* --baseline */
+	struct rd_suppressions sup;   /* --suppressions, --suppress */
+	bool have_sup;
+};
+
+/* What the run makes of a finding, with a baseline or suppressions, or in JSON and SARIF. */
+struct mark {
+	char *fp;			  /* its fingerprint */
+	const struct rd_suppression *sup; /* the rule that accepts it */
+	bool unchanged;			  /* in the baseline */
+};
+
+/* The findings of a file, as reported: new ones, and those left out. */
+struct tally {
+	size_t cnt[3]; /* reported, by severity */
+	size_t unchanged, suppressed;
 };
 
 /* One audited file or module. */
@@ -32,6 +51,7 @@ struct unit {
 	const struct rd_module *mod; /* --pid */
 	uint64_t bias;
 	struct elfscan_audit *a;
+	struct mark *marks; /* one a finding; NULL: every finding reported, no fingerprint */
 };
 
 /* --pid: what each thread registered. */
@@ -62,6 +82,11 @@ static void usage(FILE *f)
 	       "  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
 	       "      --pretty         print indented JSON (implies --json)\n"
 	       "      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
+	       "      --baseline FILE  report only the findings not in FILE, the output of an\n"
+	       "                       earlier audit --sarif or --json\n"
+	       "      --suppressions FILE  accept the findings its rules match, one a line:\n"
+	       "                       CHECK MODULE FUNCTION [REASON] (globs; repeatable)\n"
+	       "      --suppress RULE  one such rule (repeatable)\n"
 	       "  -h, --help           print this help\n"
 	       "\n"
 	       "Exit status: 0 no finding at or above --fail-on, 1 such findings, 2 could not "
@@ -90,12 +115,154 @@ static uint64_t finding_anchor(const struct elfscan_finding *f)
 	return cs ? cs->start_ip : elfscan_finding_addr(f);
 }
 
+/* --- fingerprints, baseline, suppressions ------------------------------------------------ */
+
+/*
+ * A fingerprint names a finding so that a rebuild that moves code finds it again: the check,
+ * the module's file name, the function of its section (the ELF section for code no symbol
+ * covers, as in a stripped tcmalloc), the finding's offset in its section when it is about
+ * the section's code, and its rank among the findings of the file with all that in common.
+ * No address: a rebuilt binary has others, and another build-id.
+ */
+static const char *finding_func(const struct unit *u, const struct elfscan_finding *f)
+{
+	struct elfscan_loc loc;
+
+	if (!rd_symbolize(u->es, finding_anchor(f), &loc))
+		return "";
+	return loc.func ? loc.func : loc.section;
+}
+
+static char *finding_key(const struct unit *u, const struct elfscan_finding *f, const char *func)
+{
+	const struct elfscan_cs *cs = elfscan_finding_cs(f);
+	uint64_t addr = elfscan_finding_addr(f);
+	char *key, off[24] = "";
+
+	if (cs && addr >= cs->start_ip && addr <= cs->post_commit_ip)
+		snprintf(off, sizeof(off), "+%#" PRIx64, addr - cs->start_ip);
+	if (asprintf(&key, "%s/%s/%s%s", elfscan_finding_check(f)->id, rd_basename(u->path), func,
+		     off) < 0)
+		return NULL;
+	return key;
+}
+
+struct keyed {
+	char *key;
+	size_t i;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Each finding's fingerprint, whether the baseline has it, and the rule that suppresses it. */
+static int mark_findings(const struct audit_opts *o, struct unit *u)
+{
+	size_t n = elfscan_audit_count(u->a);
+	struct keyed *k = calloc(n ? n : 1, sizeof(*k));
+	int err = 0;
+
+	u->marks = calloc(n ? n : 1, sizeof(*u->marks));
+	if (!k || !u->marks) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
+		const char *func = finding_func(u, f);
+
+		k[i].i = i;
+		k[i].key = finding_key(u, f, func);
+		if (!k[i].key) {
+			err = -ENOMEM;
+			goto out;
+		}
+		if (o->have_sup)
+			u->marks[i].sup = rd_suppressions_match(
+			    &o->sup, elfscan_finding_check(f)->id, u->path, func);
+	}
+	qsort(k, n, sizeof(*k), cmp_keyed);
+	for (size_t j = 0, rank = 1; j < n; j++) {
+		struct mark *m = &u->marks[k[j].i];
+
+		rank = j && !strcmp(k[j].key, k[j - 1].key) ? rank + 1 : 1;
+		if (asprintf(&m->fp, "%s/%zu", k[j].key, rank) < 0) {
+			m->fp = NULL;
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	if (o->baseline) {
+		rd_baseline_audited(o->baseline, rd_basename(u->path));
+		for (size_t i = 0; i < n; i++)
+			u->marks[i].unchanged = rd_baseline_match(o->baseline, u->marks[i].fp);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(k[i].key);
+	free(k);
+	return err;
+}
+
+static void unmark(struct unit *u)
+{
+	for (size_t i = 0; u->marks && i < elfscan_audit_count(u->a); i++)
+		free(u->marks[i].fp);
+	free(u->marks);
+	u->marks = NULL;
+}
+
+/* Whether finding i is reported (text and JSON list it, and it counts for --fail-on). */
+static bool reported(const struct unit *u, size_t i)
+{
+	return !u->marks || (!u->marks[i].sup && !u->marks[i].unchanged);
+}
+
+static void tally(const struct unit *u, struct tally *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < elfscan_audit_count(u->a); i++) {
+		const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
+
+		if (reported(u, i))
+			t->cnt[elfscan_finding_check(f)->severity]++;
+		else if (u->marks[i].sup)
+			t->suppressed++;
+		else
+			t->unchanged++;
+	}
+}
+
+/* "path: N errors, N warnings, N info" and what was left out, in a line of text. */
+static void print_counts(const struct audit_opts *o, const char *what, const struct tally *t)
+{
+	const size_t *c = t->cnt;
+
+	printf("%s: %zu error%s, %zu warning%s, %zu info", what, c[ELFSCAN_SEV_ERROR],
+	       c[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", c[ELFSCAN_SEV_WARNING],
+	       c[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", c[ELFSCAN_SEV_INFO]);
+	if (o->baseline && o->have_sup)
+		printf(" (%zu unchanged from the baseline, %zu suppressed)", t->unchanged,
+		       t->suppressed);
+	else if (o->baseline)
+		printf(" (%zu unchanged from the baseline)", t->unchanged);
+	else if (o->have_sup)
+		printf(" (%zu suppressed)", t->suppressed);
+	putchar('\n');
+}
+
 /* --- human output ---------------------------------------------------------------------- */
 
-static void print_human(const struct unit *u)
+static void print_human(const struct audit_opts *o, const struct unit *u)
 {
-	size_t n = elfscan_audit_count(u->a), cnt[3];
+	size_t n = elfscan_audit_count(u->a);
 	const struct elfscan_cs *cur = NULL;
+	struct tally t;
 	const char *note = elfscan_audit_code_note(u->a);
 
 	printf("%s (%s, %zu section%s", rd_safe(u->path), elfscan_arch_name(u->es),
@@ -111,6 +278,8 @@ static void print_human(const struct unit *u)
 		const struct elfscan_cs *cs = elfscan_finding_cs(f);
 		const char *indent = cs ? "    " : "  ";
 
+		if (!reported(u, i))
+			continue;
 		if (cs && cs != cur) {
 			printf("  section ");
 			print_where(u->es, cs->start_ip, u->bias);
@@ -126,11 +295,8 @@ static void print_human(const struct unit *u)
 		putchar('\n');
 		printf("%s  hint: %s\n", indent, k->hint);
 	}
-	elfscan_audit_counts(u->a, cnt);
-	printf("%s: %zu error%s, %zu warning%s, %zu info\n", rd_safe(u->path),
-	       cnt[ELFSCAN_SEV_ERROR], cnt[ELFSCAN_SEV_ERROR] == 1 ? "" : "s",
-	       cnt[ELFSCAN_SEV_WARNING], cnt[ELFSCAN_SEV_WARNING] == 1 ? "" : "s",
-	       cnt[ELFSCAN_SEV_INFO]);
+	tally(u, &t);
+	print_counts(o, rd_safe(u->path), &t);
 }
 
 /* --- JSON output ----------------------------------------------------------------------- */
@@ -144,19 +310,24 @@ static void json_str_or_null(struct jw *w, const char *key, const char *s)
 		jw_null(w);
 }
 
-static void json_summary(struct jw *w, const size_t cnt[3])
+static void json_summary(struct jw *w, const struct audit_opts *o, const struct tally *t)
 {
 	jw_key(w, "summary");
 	jw_obj_open(w);
-	jw_ku64(w, "errors", cnt[ELFSCAN_SEV_ERROR]);
-	jw_ku64(w, "warnings", cnt[ELFSCAN_SEV_WARNING]);
-	jw_ku64(w, "info", cnt[ELFSCAN_SEV_INFO]);
+	jw_ku64(w, "errors", t->cnt[ELFSCAN_SEV_ERROR]);
+	jw_ku64(w, "warnings", t->cnt[ELFSCAN_SEV_WARNING]);
+	jw_ku64(w, "info", t->cnt[ELFSCAN_SEV_INFO]);
+	if (o->baseline)
+		jw_ku64(w, "unchanged", t->unchanged);
+	if (o->have_sup)
+		jw_ku64(w, "suppressed", t->suppressed);
 	jw_obj_close(w);
 }
 
-static void json_unit(struct jw *w, const struct unit *u)
+static void json_unit(struct jw *w, const struct audit_opts *o, const struct unit *u)
 {
-	size_t n = elfscan_audit_count(u->a), cnt[3];
+	size_t n = elfscan_audit_count(u->a);
+	struct tally t;
 	const char *note = elfscan_audit_code_note(u->a);
 
 	jw_obj_open(w);
@@ -176,6 +347,8 @@ static void json_unit(struct jw *w, const struct unit *u)
 		const struct elfscan_check *k = elfscan_finding_check(f);
 		const struct elfscan_cs *cs = elfscan_finding_cs(f);
 
+		if (!reported(u, i))
+			continue;
 		jw_obj_open(w);
 		jw_kstr(w, "check", k->id);
 		jw_kstr(w, "severity", elfscan_severity_name(k->severity));
@@ -193,11 +366,12 @@ static void json_unit(struct jw *w, const struct unit *u)
 		/* The section's start, or the finding's address without a section */
 		rd_json_kloc(w, "location", u->es, finding_anchor(f), u->bias,
 			     u->mod ? u->mod->path : NULL);
+		jw_kstr(w, "fingerprint", u->marks[i].fp);
 		jw_obj_close(w);
 	}
 	jw_arr_close(w);
-	elfscan_audit_counts(u->a, cnt);
-	json_summary(w, cnt);
+	tally(u, &t);
+	json_summary(w, o, &t);
 	jw_obj_close(w);
 }
 
@@ -241,15 +415,67 @@ static void sarif_rules(struct jw *w)
 	jw_arr_close(w);
 }
 
-static void sarif_result(struct jw *w, const struct unit *u, const struct elfscan_finding *f)
+static size_t rule_index(const struct elfscan_check *k)
 {
-	const struct elfscan_check *k = elfscan_finding_check(f);
-	struct elfscan_loc loc;
 	size_t idx = 0;
 
 	for (size_t i = 0; i < elfscan_audit_nchecks(); i++)
 		if (elfscan_audit_check(i) == k)
 			idx = i;
+	return idx;
+}
+
+/* The fingerprint, for baselines and for code-scanning services to match results. */
+static void sarif_fingerprints(struct jw *w, const char *fp)
+{
+	jw_key(w, "fingerprints");
+	jw_obj_open(w);
+	jw_kstr(w, "rseqdbg/v1", fp);
+	jw_obj_close(w);
+	jw_key(w, "partialFingerprints");
+	jw_obj_open(w);
+	jw_kstr(w, "rseqdbg/v1", fp);
+	jw_obj_close(w);
+}
+
+/* The rule that accepts the finding, as SARIF says one outside the code does. */
+static void sarif_suppression(struct jw *w, const struct rd_suppression *r)
+{
+	jw_key(w, "suppressions");
+	jw_arr_open(w);
+	jw_obj_open(w);
+	jw_kstr(w, "kind", "external");
+	jw_kstr(w, "status", "accepted");
+	if (r->reason[0])
+		jw_kstr(w, "justification", r->reason);
+	if (r->file) {
+		jw_key(w, "location");
+		jw_obj_open(w);
+		jw_key(w, "physicalLocation");
+		jw_obj_open(w);
+		jw_key(w, "artifactLocation");
+		jw_obj_open(w);
+		jw_kstr(w, "uri", r->file);
+		jw_obj_close(w);
+		jw_key(w, "region");
+		jw_obj_open(w);
+		jw_ku64(w, "startLine", r->line);
+		jw_obj_close(w);
+		jw_obj_close(w);
+		jw_obj_close(w);
+	}
+	jw_obj_close(w);
+	jw_arr_close(w);
+}
+
+static void sarif_result(struct jw *w, const struct audit_opts *o, const struct unit *u, size_t i)
+{
+	const struct elfscan_finding *f = elfscan_audit_finding(u->a, i);
+	const struct elfscan_check *k = elfscan_finding_check(f);
+	const struct mark *m = &u->marks[i];
+	size_t idx = rule_index(k);
+	struct elfscan_loc loc;
+
 	rd_symbolize(u->es, finding_anchor(f), &loc);
 	jw_obj_open(w);
 	jw_kstr(w, "ruleId", k->id);
@@ -298,10 +524,48 @@ static void sarif_result(struct jw *w, const struct unit *u, const struct elfsca
 	}
 	jw_obj_close(w);
 	jw_arr_close(w);
+	sarif_fingerprints(w, m->fp);
+	if (o->baseline)
+		jw_kstr(w, "baselineState", m->unchanged ? "unchanged" : "new");
+	if (m->sup)
+		sarif_suppression(w, m->sup);
 	jw_key(w, "properties");
 	jw_obj_open(w);
 	jw_kstr(w, "binary", u->path);
 	jw_ku64(w, "address", elfscan_finding_addr(f) + u->bias);
+	jw_obj_close(w);
+	jw_obj_close(w);
+}
+
+/* A finding of the baseline no longer found, in a file this run audited. */
+static void sarif_absent(struct jw *w, const struct rd_baseline_entry *e)
+{
+	const struct elfscan_check *k = elfscan_audit_find_check(e->check);
+
+	jw_obj_open(w);
+	jw_kstr(w, "ruleId", e->check);
+	if (k) {
+		jw_ku64(w, "ruleIndex", rule_index(k));
+		jw_kstr(w, "level", sarif_level(k->severity));
+	}
+	sarif_text(w, "message", e->message ? e->message : e->check);
+	jw_key(w, "locations");
+	jw_arr_open(w);
+	jw_obj_open(w);
+	jw_key(w, "physicalLocation");
+	jw_obj_open(w);
+	jw_key(w, "artifactLocation");
+	jw_obj_open(w);
+	jw_kstr(w, "uri", e->path);
+	jw_obj_close(w);
+	jw_obj_close(w);
+	jw_obj_close(w);
+	jw_arr_close(w);
+	sarif_fingerprints(w, e->fp);
+	jw_kstr(w, "baselineState", "absent");
+	jw_key(w, "properties");
+	jw_obj_open(w);
+	jw_kstr(w, "binary", e->path);
 	jw_obj_close(w);
 	jw_obj_close(w);
 }
@@ -339,9 +603,13 @@ static void sarif_begin(struct jw *w, const char *const *paths, size_t n)
 	jw_arr_open(w);
 }
 
-/* Closes the results; files that could not be audited are the invocation's notifications. */
-static void sarif_end(struct jw *w, char *const *errors, size_t nerrors)
+/* Closes the results, after the baseline's absent ones; files that could not be audited are
+ * the invocation's notifications. */
+static void sarif_end(struct jw *w, const struct audit_opts *o, char *const *errors, size_t nerrors)
 {
+	for (size_t i = 0; o->baseline && i < rd_baseline_count(o->baseline); i++)
+		if (rd_baseline_absent(o->baseline, i))
+			sarif_absent(w, rd_baseline_entry(o->baseline, i));
 	jw_arr_close(w);
 	if (nerrors) {
 		jw_key(w, "invocations");
@@ -477,7 +745,7 @@ static int add_id(const char ***v, size_t *n, const char *id)
  */
 struct run {
 	const struct audit_opts *o;
-	size_t total[3];
+	struct tally total;
 	size_t nunits;
 	int worst;
 	bool failed;
@@ -528,25 +796,37 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 	}
 }
 
-static void run_unit(struct run *r, const struct unit *u)
-{
-	size_t cnt[3];
+static void run_error(struct run *r, const char *path, const char *msg);
 
-	elfscan_audit_counts(u->a, cnt);
+/* Only the findings reported count for --fail-on: not those of the baseline or suppressed. */
+static void run_unit(struct run *r, struct unit *u)
+{
+	const struct audit_opts *o = r->o;
+	struct tally t;
+
+	if ((o->sarif || rd.json || o->baseline || o->have_sup) && mark_findings(o, u)) {
+		unmark(u);
+		run_error(r, u->path, "out of memory");
+		return;
+	}
+	tally(u, &t);
 	for (int s = 0; s < 3; s++) {
-		r->total[s] += cnt[s];
-		if (cnt[s] && s > r->worst)
+		r->total.cnt[s] += t.cnt[s];
+		if (t.cnt[s] && s > r->worst)
 			r->worst = s;
 	}
+	r->total.unchanged += t.unchanged;
+	r->total.suppressed += t.suppressed;
 	r->nunits++;
-	if (r->o->sarif) {
+	if (o->sarif) {
 		for (size_t j = 0; j < elfscan_audit_count(u->a); j++)
-			sarif_result(rd.jw, u, elfscan_audit_finding(u->a, j));
+			sarif_result(rd.jw, o, u, j);
 	} else if (rd.json) {
-		json_unit(rd.jw, u);
+		json_unit(rd.jw, o, u);
 	} else {
-		print_human(u);
+		print_human(o, u);
 	}
+	unmark(u);
 	fflush(stdout);
 }
 
@@ -577,21 +857,34 @@ static int run_end(struct run *r)
 {
 	const struct audit_opts *o = r->o;
 	struct jw *w = rd.jw;
-	size_t *t = r->total;
+	size_t absent = 0;
 	int ret;
 
+	for (size_t i = 0; o->baseline && i < rd_baseline_count(o->baseline); i++)
+		absent += rd_baseline_absent(o->baseline, i);
 	if (o->sarif) {
-		sarif_end(w, r->errors, r->nerrors);
+		sarif_end(w, o, r->errors, r->nerrors);
 	} else if (rd.json) {
 		jw_arr_close(w);
 		jw_kstr(w, "fail_on", elfscan_severity_name(o->fail_on));
-		json_summary(w, t);
+		json_summary(w, o, &r->total);
+		if (o->baseline) {
+			jw_key(w, "baseline");
+			jw_obj_open(w);
+			jw_kstr(w, "path", o->baseline_path);
+			jw_ku64(w, "unchanged", r->total.unchanged);
+			jw_ku64(w, "absent", absent);
+			jw_obj_close(w);
+		}
 		jw_obj_close(w);
 		jw_end(w);
-	} else if (r->nunits > 1) {
-		printf("total: %zu error%s, %zu warning%s, %zu info\n", t[ELFSCAN_SEV_ERROR],
-		       t[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", t[ELFSCAN_SEV_WARNING],
-		       t[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", t[ELFSCAN_SEV_INFO]);
+	} else {
+		if (r->nunits > 1)
+			print_counts(o, "total", &r->total);
+		if (o->baseline)
+			printf("baseline %s: %zu finding%s unchanged, %zu no longer found\n",
+			       rd_safe(o->baseline_path), r->total.unchanged,
+			       r->total.unchanged == 1 ? "" : "s", absent);
 	}
 	fflush(stdout);
 	ret = r->failed ? EXIT_ERROR : r->worst >= (int)o->fail_on ? EXIT_FINDINGS : EXIT_OK;
@@ -716,7 +1009,16 @@ out:
 	return ret;
 }
 
-enum { OPT_CHECK = 256, OPT_SKIP, OPT_LIST, OPT_FAIL_ON, OPT_SARIF };
+enum {
+	OPT_CHECK = 256,
+	OPT_SKIP,
+	OPT_LIST,
+	OPT_FAIL_ON,
+	OPT_SARIF,
+	OPT_BASELINE,
+	OPT_SUPPRESSIONS,
+	OPT_SUPPRESS
+};
 
 static int parse_fail_on(const char *s, enum elfscan_severity *sev)
 {
@@ -740,6 +1042,9 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	    {"pid", required_argument, NULL, 'p'},
 	    {"sarif", no_argument, NULL, OPT_SARIF},
+	    {"baseline", required_argument, NULL, OPT_BASELINE},
+	    {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+	    {"suppress", required_argument, NULL, OPT_SUPPRESS},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:", longopts, usage};
@@ -767,6 +1072,19 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 		case OPT_SARIF:
 			o->sarif = true;
 			break;
+		case OPT_BASELINE:
+			o->baseline_path = optarg;
+			break;
+		case OPT_SUPPRESSIONS:
+			o->have_sup = true;
+			if (rd_suppressions_load(&o->sup, optarg))
+				ret = rd_error("--suppressions: %s", rd_errmsg());
+			break;
+		case OPT_SUPPRESS:
+			o->have_sup = true;
+			if (rd_suppressions_add(&o->sup, optarg))
+				ret = rd_error("%s", rd_errmsg());
+			break;
 		default:
 			return c;
 		}
@@ -787,6 +1105,10 @@ int cmd_audit(int argc, char **argv)
 		goto out;
 	if (o.sarif)
 		rd.json = true; /* errors as a JSON object too */
+	if (o.baseline_path && !o.list && rd_baseline_load(o.baseline_path, &o.baseline)) {
+		ret = rd_error("--baseline: %s", rd_errmsg());
+		goto out;
+	}
 	if (o.list)
 		ret = list_checks();
 	else if (o.have_pid && optind < argc)
@@ -800,5 +1122,7 @@ int cmd_audit(int argc, char **argv)
 out:
 	free(o.enable);
 	free(o.disable);
+	rd_baseline_free(o.baseline);
+	rd_suppressions_free(&o.sup);
 	return ret;
 }
