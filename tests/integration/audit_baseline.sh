@@ -115,6 +115,16 @@ run base-gate audit --fail-on warning --sarif libtcm.so
 check "without a baseline, --fail-on warning exits 1" test "$(rc base-gate)" -eq 1
 cp "$TMP/base-sarif.out" "$TMP/base.sarif"
 cp "$TMP/base-json.out" "$TMP/base.json"
+# The same baselines indented, and rewritten by another JSON writer (every string escaped
+# as \uXXXX, "/" as "\/"): the reader takes any well-formed JSON.
+"$RSEQDBG" audit --pretty --sarif libtcm.so >"$TMP/pretty.sarif"
+python3 -c '
+import json, sys
+t = json.dumps(json.load(open(sys.argv[1])), indent="\t", ensure_ascii=True)
+t = t.replace("/", "\\/").replace("RSEQ", "\\u0052SEQ")
+open(sys.argv[2], "w").write(t)' "$TMP/base.json" "$TMP/escaped.json"
+grep -q '\\u0052SEQ037\\/libtcm' "$TMP/escaped.json" ||
+	fail "the escaped baseline holds escapes" "$(head -c 300 "$TMP/escaped.json")"
 
 # --- a rebuild: the moved findings are the baseline's, the new one alone is reported -------
 for fmt in sarif json; do
@@ -142,6 +152,11 @@ assert d["baseline"] == {"path": sys.argv[2], "unchanged": 3, "absent": 0}, d["b
 		test "$(rc "moved-$fmt")" -eq 0
 	check "rebuild that only moved code, $fmt baseline: no finding printed" \
 		test "$(grep -c RSEQ "$TMP/moved-$fmt.out")" -eq 0
+done
+cd "$TMP/v3" || exit 2
+for b in pretty.sarif escaped.json; do
+	run "new-$b" audit --json --baseline "$TMP/$b" libtcm.so
+	expect_funcs "rebuild, baseline $b" "new-$b" "new_push"
 done
 cd "$TMP/v2" || exit 2
 run moved-nobase audit --fail-on warning libtcm.so
@@ -286,11 +301,17 @@ d = json.load(open(sys.argv[1]))
 del d["files"][0]["findings"][0]["fingerprint"]
 json.dump(d, open(sys.argv[2], "w"))' "$TMP/base.json" "$TMP/nofp.json"
 printf '\xff\xfe' >"$TMP/binary.json"
+python3 -c 'print("[" * 300 + "]" * 300)' >"$TMP/deep.json"
+printf '{"files": [], "fail_on": "error"} {}' >"$TMP/trailing.json"
+printf '{"files": [{"path": "\\ud800x"}]}' >"$TMP/surrogate.json"
 expect_error baseline-missing audit --baseline "$TMP/nonexistent" libtcm.so
 expect_error baseline-directory audit --baseline "$TMP" libtcm.so
 expect_error baseline-truncated audit --baseline "$TMP/truncated.sarif" libtcm.so
 expect_error baseline-empty audit --baseline "$TMP/empty.json" libtcm.so
 expect_error baseline-binary audit --baseline "$TMP/binary.json" libtcm.so
+expect_error baseline-deep audit --baseline "$TMP/deep.json" libtcm.so
+expect_error baseline-trailing audit --baseline "$TMP/trailing.json" libtcm.so
+expect_error baseline-lone-surrogate audit --baseline "$TMP/surrogate.json" libtcm.so
 expect_error baseline-checks-list audit --baseline "$TMP/checks.json" libtcm.so
 expect_error baseline-error-document audit --baseline "$TMP/errdoc.json" libtcm.so
 expect_error baseline-sarif-no-fingerprint audit --baseline "$TMP/nofp.sarif" libtcm.so
