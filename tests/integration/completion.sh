@@ -107,7 +107,7 @@ same "trace --events abort,m: the list's last item" "abort,migrate" "$(comp 3 "$
 wl=$BUILD/examples/percpu_counter
 "$wl" --threads 2 --wait >"$TMP/wl.out" 2>&1 < <(sleep 120) &
 pid=$!
-if wait_grep '^ready' "$TMP/wl.out"; then
+if wait_for -p "$pid" 60 "$wl to be ready" file_has '^ready' "$TMP/wl.out"; then
 	for cmd in "scan -p" "audit --pid" "step -p" "trace -p" "exporter --pid"; do
 		read -r c o <<<"$cmd"
 		has "$c $o ${pid:0:2}: the live PID $pid" "$pid" "$(comp 3 "$R" "$c" "$o" "${pid:0:2}")"
