@@ -11,7 +11,8 @@
 #   make demo           run rseqdbg on the bundled example
 #   make bench          benchmarks against readelf, gdb, bpftrace and node_exporter
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
-#   make install        PREFIX=/usr/local DESTDIR= (UNITDIR: the systemd unit's directory)
+#   make install        PREFIX=/usr/local DESTDIR= (UNITDIR: the systemd unit's directory,
+#                       COMPLETIONDIR: bash-completion's)
 #   make format-check   fail on a C file .clang-format would change (make format changes it)
 #   make lint           fail on a shell script ShellCheck warns about (.shellcheckrc)
 #   SANITIZE=address,undefined   sanitizer build into build-san/
@@ -32,6 +33,8 @@ INCDIR     ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+# Where bash-completion loads a command's completion from, under its prefix or XDG_DATA_DIRS.
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 # Architectures by their kernel names, each with its machine name (uname -m, the scanner's
 # name, the fixtures' folder) and Debian's cross toolchain. Another than the host's is a
@@ -320,7 +323,7 @@ deps:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)/schemas \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
 	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
 	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
@@ -330,6 +333,7 @@ install: all
 	install -m 644 gdb/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
 	install -m 644 $(wildcard schemas/*.json) $(DESTDIR)$(DATADIR)/schemas/
 	install -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
+	install -m 644 completions/rseqdbg $(DESTDIR)$(COMPLETIONDIR)/rseqdbg
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
@@ -339,6 +343,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(UNITDIR)/rseqdbg-exporter.service
+	rm -f $(DESTDIR)$(COMPLETIONDIR)/rseqdbg
 
 # Every C source and header but the generated bpf/vmlinux.h.
 FORMAT_SRCS = $(sort $(LIB_SRCS) $(wildcard rseqdbg/*.c rseqdbg/*/*.c libelfscan/*.h rseqdbg/*.h \
@@ -353,9 +358,10 @@ format-check:
 	scripts/deps.sh format
 	clang-format --dry-run -Werror $(FORMAT_SRCS)
 
-# Every shell script: the tests and their library, the kernel matrix, scripts/ and CI's.
+# Every shell script: the tests and their library, the kernel matrix, scripts/, CI's and the
+# bash completion.
 SHELL_SRCS = $(sort $(wildcard tests/*.sh tests/integration/*.sh tests/kernels/*.sh scripts/*.sh) \
-		.ci/run)
+		.ci/run completions/rseqdbg)
 
 lint:
 	scripts/deps.sh lint

@@ -89,6 +89,16 @@ int rd_getopt(int argc, char **argv, const struct rd_cmdline *cl);
 /* The exit status for RD_OPT_HELP or RD_OPT_ERROR. */
 int rd_opt_exit(int c);
 
+/* The longest command or option name rd_closest() compares. */
+#define RD_NAME_MAX 32
+/* Of the n names, the one the first len characters of word were likely meant to be: the
+ * closest by edit distance when near enough to be a typo of it (one edit in four letters, at
+ * least one), else the only name word is the start of; NULL when none. */
+const char *rd_closest(const char *word, const char *const *names, size_t n, size_t len);
+/* For an unknown long option arg ("--name" or "--name=value"): the name of longopts (ending
+ * with { 0 }) it was likely meant to be, or NULL (rd_closest()). */
+const char *rd_closest_option(const char *arg, const struct option *longopts);
+
 /* Parse an unsigned number (decimal, 0x hex); false when s is not one. */
 bool rd_parse_u64(const char *s, unsigned long long *v);
 

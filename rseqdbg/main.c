@@ -34,6 +34,18 @@ static void usage(FILE *f)
 		   "See rseqdbg(1) and rseqdbg-COMMAND(1).\n");
 }
 
+static int unknown_command(const char *word)
+{
+	const char *names[sizeof(cmds) / sizeof(cmds[0])], *near;
+
+	for (size_t n = 0; n < sizeof(cmds) / sizeof(cmds[0]); n++)
+		names[n] = cmds[n].name;
+	near = rd_closest(word, names, sizeof(cmds) / sizeof(cmds[0]), strlen(word));
+	if (near)
+		return rd_error("'%s' is not a command; did you mean '%s'?", word, near);
+	return rd_error("'%s' is not a command (try 'rseqdbg --help')", word);
+}
+
 /* Options before the command; each command takes them again after its name. */
 static int global_opts(int argc, char **argv)
 {
@@ -44,6 +56,7 @@ static int global_opts(int argc, char **argv)
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
+	const char *near;
 	int c;
 
 	opterr = 0;
@@ -65,9 +78,12 @@ static int global_opts(int argc, char **argv)
 			if (optopt == 'p')
 				rd_error("unknown option '-p' (indented JSON is --pretty; -p PID "
 					 "follows the command)");
+			else if ((near = rd_closest_option(argv[optind - 1], longopts)))
+				rd_error("unknown option '%s'; did you mean '--%s'?",
+					 argv[optind - 1], near);
 			else
-				rd_error("unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
+				rd_error("unknown option '%s' (try 'rseqdbg --help')",
+					 argv[optind - 1]);
 			return RD_OPT_ERROR;
 		}
 	}
@@ -96,6 +112,5 @@ int main(int argc, char **argv)
 		jw_free(rd.jw);
 		return ret;
 	}
-	fprintf(stderr, "rseqdbg: unknown command '%s' (try 'rseqdbg --help')\n", argv[i]);
-	return EXIT_ERROR;
+	return unknown_command(argv[i]);
 }

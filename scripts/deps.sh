@@ -7,7 +7,8 @@
 #                             the JSON schemas, pkg-config,
 #                             strace, prometheus with its promtool for the exporter's, openssl
 #                             and apache2-utils' htpasswd for its TLS and passwords, and
-#                             debuginfod, curl and unshare for the symbols served by build-id)
+#                             debuginfod, curl and unshare for the symbols served by build-id,
+#                             bash-completion for the completion's test)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
@@ -26,7 +27,7 @@ set -eu
 PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
 libcapstone-dev libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libdebuginfod-dev gdb
 binutils python3 python3-jsonschema strace prometheus openssl apache2-utils debuginfod curl
-util-linux"
+util-linux bash-completion"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;

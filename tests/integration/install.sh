@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # make install honours PREFIX and DESTDIR, and what it installs is usable: a program built
 # against the installed header, library and pkg-config file finds each fixture section at
-# the address of its start symbol (read independently with symdump). make uninstall then
-# removes every file make install put down.
+# the address of its start symbol (read independently with symdump), and bash-completion loads
+# the installed completion. make uninstall then removes every file make install put down.
 source "$(dirname "$0")/../lib.sh"
 
 root="$TMP/root"
@@ -25,7 +25,7 @@ for f in bin/rseqdbg lib/libelfscan.a lib/pkgconfig/libelfscan.pc include/elfsca
 	share/rseqdbg/schemas/common.json share/rseqdbg/schemas/scan.json \
 	share/rseqdbg/schemas/audit.json share/rseqdbg/schemas/step.json \
 	share/rseqdbg/schemas/trace.json share/rseqdbg/schemas/stat.json \
-	lib/systemd/system/rseqdbg-exporter.service; do
+	lib/systemd/system/rseqdbg-exporter.service share/bash-completion/completions/rseqdbg; do
 	check "installed $f" test -f "$root$prefix/$f"
 done
 check "pkg-config file names the PREFIX" grep -qx "prefix=$prefix" "$root$prefix/lib/pkgconfig/libelfscan.pc"
@@ -85,6 +85,21 @@ if command -v gdb >/dev/null; then
 		test "$found" = "$root$prefix/bin/rseqdbg"
 else
 	skip "the installed gdb extension finds the installed rseqdbg" "gdb is not installed"
+fi
+
+# The completion goes where bash-completion looks under the same prefix (its pkg-config file says
+# where), and its loader, searching XDG_DATA_DIRS as for /usr/local, finds it there.
+if pkg-config --exists bash-completion; then
+	want=$(pkg-config --define-variable=datadir="$prefix/share" --variable=completionsdir bash-completion)
+	check "the completion is installed in bash-completion's directory ($want)" \
+		test -f "$root$want/rseqdbg"
+	loaded=$(XDG_DATA_DIRS="$root$prefix/share" bash --norc --noprofile -c \
+		'source /usr/share/bash-completion/bash_completion
+		__load_completion rseqdbg && complete -p rseqdbg' 2>&1)
+	check "bash-completion's loader finds the installed completion ($loaded)" \
+		test "$loaded" = "complete -F _rseqdbg rseqdbg"
+else
+	fail "the completion is installed in bash-completion's directory" "bash-completion is not installed"
 fi
 
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
