@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The Debian packages, as a user gets them: built by scripts/deb.sh (dpkg-buildpackage -us -uc
+# The Debian packages, as a user gets them. The source package first: every Build-Depends is
+# installed by scripts/deps.sh, and every file's SPDX line agrees with debian/copyright. Then
+# the packages, built by scripts/deb.sh (dpkg-buildpackage -us -uc
 # -b from a clean clone of HEAD: changes not committed are not tested), clean for lintian, the
 # debug symbols in the -dbgsym packages under the build-ids of the packaged files, then
 # installed with apt into a fresh Debian 12 root (debootstrap --variant=minbase, their
@@ -17,6 +19,27 @@ source "$(dirname "$0")/../lib.sh"
 
 CACHE=${RSEQDBG_PACKAGE_CACHE:-/var/cache/rseqdbg-package}
 SUITE=bookworm
+
+# --- the source package ----------------------------------------------------------------------
+# Every build dependency is one scripts/deps.sh installs (its base or package group), so that
+# a machine it set up builds the packages.
+deps=$(sed -n '/^PKGS="/,/"$/p; /^package)/p' "$TOP/scripts/deps.sh" | tr -s ' \t"' '\n\n')
+bdeps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$TOP/debian/control" | sed 's/^Build-Depends://; /^[A-Z]/d' |
+	tr ',' '\n' | sed 's/[(<].*//; s/ //g' | grep -v '^debhelper-compat$' | grep .)
+missing=$(for b in $bdeps; do grep -qx "$b" <<<"$deps" || echo "$b"; done | tr '\n' ' ')
+check "every Build-Depends is in scripts/deps.sh ($(wc -w <<<"$bdeps") packages)${missing:+: not $missing}" \
+	test -n "$bdeps" -a -z "$missing"
+# debian/copyright gives the library and its page LGPL-2.1+, the rest GPL-2: each file's SPDX
+# line says the same.
+wrong=$(cd "$TOP" && git ls-files | while read -r f; do
+	l=$(head -n 5 "$f" 2>/dev/null | grep -ao 'SPDX-License-Identifier: [A-Za-z0-9.+-]*' | head -n 1)
+	case "$f" in
+	libelfscan/* | man/libelfscan.3) want=LGPL-2.1-or-later ;;
+	*) want=GPL-2.0-only ;;
+	esac
+	[ -z "$l" ] || [ "${l#*: }" = "$want" ] || echo "$f (${l#*: })"
+done | tr '\n' ' ')
+check "every SPDX line agrees with debian/copyright${wrong:+ (not: $wrong)}" test -z "$wrong"
 
 if ! have_root; then
 	skip "package" "needs root (debootstrap, chroot)"
