@@ -207,10 +207,16 @@ $(BUILD)/rseqdbg-exporter.service: scripts/rseqdbg-exporter.service.in FORCE
 	sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' $< > $@.tmp
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-# The man pages as installed: the version in their title line is the one of debian/changelog.
-$(BUILD)/man/%: man/% debian/changelog
+# The man pages as installed: the version in their title line is the one of debian/changelog,
+# the data directory (written /usr/local/share/rseqdbg, make install's default) DATADIR, and
+# the exporter's options file in SYSCONFDIR. Regenerated on every build, as the paths may change.
+$(BUILD)/man/%: man/% debian/changelog FORCE
 	@mkdir -p $(@D)
-	sed '/^\.TH /s/"rseqdbg [^"]*"/"rseqdbg $(VERSION)"/' $< > $@
+	sed -e '/^\.TH /s/"rseqdbg [^"]*"/"rseqdbg $(VERSION)"/' \
+	    -e 's|/usr/local/share/rseqdbg|$(DATADIR)|g' \
+	    -e 's|/etc/default/rseqdbg\\-exporter|$(SYSCONFDIR)/default/rseqdbg\\-exporter|g' \
+	    $< > $@.tmp
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 FORCE:
 

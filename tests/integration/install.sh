@@ -38,6 +38,8 @@ check "lib/libelfscan.so links to lib/libelfscan.so.0" \
 default="$root/etc/default/rseqdbg-exporter"
 check "installed /etc/default/rseqdbg-exporter (SYSCONFDIR) sets RSEQDBG_EXPORTER_ARGS" \
 	grep -q '^RSEQDBG_EXPORTER_ARGS=' "$default"
+check "the installed man pages name the installed schemas" \
+	grep -q "^\.I $prefix/share/rseqdbg/schemas/scan.json" "$root$prefix/share/man/man1/rseqdbg-scan.1"
 check "pkg-config file names the PREFIX" grep -qx "prefix=$prefix" "$root$prefix/lib/pkgconfig/libelfscan.pc"
 unit="$root$prefix/lib/systemd/system/rseqdbg-exporter.service"
 check "the installed service runs the installed rseqdbg exporter" \

@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The Debian packages, as a user gets them. The source package first: every Build-Depends is
 # installed by scripts/deps.sh, and every file's SPDX line agrees with debian/copyright. Then
-# the packages, built by scripts/deb.sh (dpkg-buildpackage -us -uc
-# -b from a clean clone of HEAD: changes not committed are not tested), clean for lintian, the
-# debug symbols in the -dbgsym packages under the build-ids of the packaged files, then
+# the packages, built by scripts/deb.sh (dpkg-buildpackage -us -uc -b from a clean clone of
+# HEAD: changes not committed are not tested), clean for lintian, the debug symbols in the -dbgsym packages under the build-ids of the packaged files, then
 # installed with apt into a fresh Debian 12 root (debootstrap --variant=minbase, their
 # dependencies from the mirror). There rseqdbg --version gives the package's version, scan and
 # audit of the bundled example print what the build under test prints here, and a program
@@ -160,7 +159,8 @@ check "the unit runs /usr/bin/rseqdbg with the options of /etc/default/rseqdbg-e
 	bash -c "grep -qx 'ExecStart=/usr/bin/rseqdbg exporter \\\$RSEQDBG_EXPORTER_ARGS' '$unit' &&
 		grep -qx 'EnvironmentFile=-/etc/default/rseqdbg-exporter' '$unit'"
 check "the gdb extension is in /usr/share/rseqdbg" test -f "$root/usr/share/rseqdbg/rseqdbg-gdb.py"
-check "man rseqdbg-scan is installed" test -f "$root/usr/share/man/man1/rseqdbg-scan.1.gz"
+check "man rseqdbg-scan is installed, naming the schema in /usr/share/rseqdbg" \
+	bash -c "zcat '$root/usr/share/man/man1/rseqdbg-scan.1.gz' | grep -q '^\.I /usr/share/rseqdbg/schemas/scan.json'"
 
 # scan and audit of the bundled example: the packaged build prints what the build under test
 # prints here, for the same file by the same relative name
