@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# rseqdbg: one entry point for building, testing, benchmarking and installing.
+# rseqdbg: one entry point for building, testing, benchmarking, installing and packaging.
 #
-#   make                build build/rseqdbg and build/libelfscan.a
+#   make                build build/rseqdbg, build/libelfscan.a, the shared library
+#                       build/libelfscan.so.VERSION (SONAME libelfscan.so.0) and libelfscan.pc
 #   make check          build and run every test; TESTS="a b" only those named (test
 #                       binaries, cmocka tests, integration scripts; shell patterns)
+#   make check-unit     the unit tests alone (no root, ptrace or BPF needed)
 #   make check-kernels  the privileged tests again on each kernel of tests/kernels/list,
 #                       booted under QEMU (KERNEL_TESTS, KERNEL_TIMEOUT: tests/kernels/matrix.sh)
 #   make check-kernels-arm64   the same on the arm64 kernels of tests/kernels/list-arm64,
@@ -11,8 +13,15 @@
 #   make demo           run rseqdbg on the bundled example
 #   make bench          benchmarks against readelf, gdb, bpftrace and node_exporter
 #   make fuzz           run the libFuzzer target (FUZZ_TIME seconds)
-#   make install        PREFIX=/usr/local DESTDIR= (UNITDIR: the systemd unit's directory,
-#                       COMPLETIONDIR: bash-completion's)
+#   make install        PREFIX=/usr/local DESTDIR= (LIBDIR, SYSCONFDIR, UNITDIR, COMPLETIONDIR:
+#                       the library's, the exporter's /etc/default file's, the systemd
+#                       unit's and bash-completion's directories);
+#                       make install-strip installs the binary and shared library stripped
+#   make dist           build/rseqdbg-VERSION.tar.xz, the source of the commit checked out (git)
+#   make deb            the Debian packages in build/deb/, built with dpkg-buildpackage from a
+#                       clean clone of the commit checked out, then checked with lintian
+#   make check-package  those packages installed into a fresh Debian 12 root (debootstrap,
+#                       root): the tool and a program built against libelfscan-dev run there
 #   make format-check   fail on a C file .clang-format would change (make format changes it)
 #   make lint           fail on a shell script ShellCheck warns about (.shellcheckrc)
 #   SANITIZE=address,undefined   sanitizer build into build-san/
@@ -24,17 +33,31 @@
 #                       ARCH; check, check-kernels, demo, bench and fuzz, which run what
 #                       they build, refuse it
 
-VERSION    := 0.1.0
+# The version's one place is debian/changelog (its first line: "rseqdbg (VERSION) ..."): the
+# packages, rseqdbg --version, the library's file name and the man pages take it from there.
+VERSION    := ${shell sed -n '1s/^rseqdbg (\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null}
+ifeq ($(VERSION),)
+$(error no version in the first line of debian/changelog)
+endif
+# libelfscan's ABI: the SONAME is libelfscan.so.$(SOVERSION) (package libelfscan0), its symbols
+# carry the version node of libelfscan/libelfscan.map.
+SOVERSION  := 0
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
+# The exporter's options file, SYSCONFDIR/default/rseqdbg-exporter, is where the administrator
+# looks for it whatever PREFIX the tool has.
+SYSCONFDIR ?= /etc
 INCDIR     ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/rseqdbg
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 # Where bash-completion loads a command's completion from, under its prefix or XDG_DATA_DIRS.
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL    ?= install
+# make install-strip sets it to strip what it installs, as GNU packages do
+INSTALL_PROGRAM ?= $(INSTALL)
 
 # Architectures by their kernel names, each with its machine name (uname -m, the scanner's
 # name, the fixtures' folder) and Debian's cross toolchain. Another than the host's is a
@@ -53,7 +76,7 @@ override ARCH := $(call arch_of,$(ARCH))
 ifeq ($(filter $(ARCHS),$(ARCH)),)
 $(error ARCH=$(ARCH) is not one of $(ARCHS))
 endif
-HOST_ONLY  := check check-kernels check-kernels-arm64 demo bench fuzz
+HOST_ONLY  := check check-unit check-kernels check-kernels-arm64 check-package deb demo bench fuzz
 ifneq ($(ARCH),$(HOST_ARCH))
 ifneq ($(filter $(HOST_ONLY),$(MAKECMDGOALS)),)
 $(error make $(firstword $(filter $(HOST_ONLY),$(MAKECMDGOALS))) runs what it builds here, on $(HOST_ARCH): not with ARCH=$(ARCH) (make ARCH=$(ARCH) tests builds the tests))
@@ -94,11 +117,16 @@ CPPFLAGS   += -D_GNU_SOURCE -DRSEQDBG_VERSION='"$(VERSION)"' -DRSEQDBG_DATADIR='
 	      -Ilibelfscan -Irseqdbg -Ibpf -I$(BUILD)/bpf -I/usr/include/capstone -MMD -MP
 ALL_CFLAGS := $(CFLAGS) $(WARNFLAGS) $(SANFLAGS) -std=gnu11
 LIBS       := -lbpf -ldw -lelf -lcapstone -lmicrohttpd -lgnutls -lyaml -lcrypt -lz -lpthread
+# What libelfscan itself links (libelfscan.pc's Requires.private names the same)
+LIB_LIBS   := -ldw -lelf -lcapstone -lz
 LDFLAGS    += $(SANFLAGS)
 
 LIB_SRCS   := $(sort $(wildcard libelfscan/*.c))
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB_HDRS   := $(sort $(wildcard libelfscan/elfscan*.h))
+LIB_SO     := libelfscan.so.$(VERSION)
+LIB_SONAME := libelfscan.so.$(SOVERSION)
+MAN_PAGES  := $(sort $(wildcard man/*.[0-9]))
 # rseqdbg/arch/ holds one file per architecture, named after it (x86.c, arm64.c): the target's
 # is built. libelfscan decodes every architecture, whatever the target.
 CLI_SRCS   := $(sort $(filter-out rseqdbg/arch/%,$(wildcard rseqdbg/*.c rseqdbg/*/*.c)) \
@@ -135,17 +163,23 @@ WL_C       := $(filter-out $(WL_LIB_C),$(WL_C))
 WL_BINS    := $(patsubst %.c,$(BUILD)/%,$(WL_C)) $(BUILD)/tests/workloads/pcpu_lock_dlopen
 WL_LIBS    := $(patsubst %.c,$(BUILD)/%.so,$(WL_LIB_C))
 
-.PHONY: FORCE all check check-kernels check-kernels-arm64 demo bench fuzz install uninstall clean deps tests format \
-	format-check lint
+.PHONY: FORCE all check check-unit check-kernels check-kernels-arm64 check-package demo bench fuzz \
+	install install-strip uninstall dist deb clean deps tests format format-check lint
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/libelfscan.pc $(BUILD)/rseqdbg-exporter.service
+all: $(BUILD)/rseqdbg $(BUILD)/libelfscan.a $(BUILD)/$(LIB_SO) $(BUILD)/libelfscan.pc \
+	$(BUILD)/rseqdbg-exporter.service $(MAN_PAGES:%=$(BUILD)/%)
 
 # --- library ---------------------------------------------------------------
-# The archive exports only what the public headers declare (elfscan_*): the objects are
-# compiled with hidden visibility, linked into one and their hidden symbols made local.
-# The unit tests link the objects themselves, internal functions included.
-$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
+# The archive and the shared library export only what the public headers declare
+# (elfscan_*): the objects are compiled with hidden visibility (and position-independent, for
+# the shared library); for the archive they are linked into one and their hidden symbols made
+# local, the shared library's version script lists elfscan_* alone. The unit tests link the
+# objects themselves, internal functions included; rseqdbg links the archive.
+$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden -fPIC
+# Objects built before the shared library (not -fPIC, older than its version script) are
+# built again.
+$(LIB_OBJS): libelfscan/libelfscan.map
 
 $(BUILD)/libelfscan.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -154,6 +188,14 @@ $(BUILD)/libelfscan.a: $(LIB_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $(BUILD)/obj/libelfscan.o
 
+# Every undefined symbol must come from the libraries it links (-z defs), but in a sanitizer
+# build, whose runtime only a program links.
+$(BUILD)/$(LIB_SO): $(LIB_OBJS) libelfscan/libelfscan.map
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
+		-Wl,--version-script=libelfscan/libelfscan.map $(if $(SANITIZE),,-Wl,-z,defs) \
+		-o $@ $(LIB_OBJS) $(LIB_LIBS)
+
 # Regenerated on every build so that it names the PREFIX of this make invocation.
 $(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in FORCE
 	@mkdir -p $(@D)
@@ -161,10 +203,22 @@ $(BUILD)/libelfscan.pc: libelfscan/libelfscan.pc.in FORCE
 	    -e 's|@VERSION@|$(VERSION)|' $< > $@.tmp
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-# The service runs the rseqdbg this make invocation installs.
+# The service runs the rseqdbg this make invocation installs, with the options of the file
+# it installs in SYSCONFDIR/default.
 $(BUILD)/rseqdbg-exporter.service: scripts/rseqdbg-exporter.service.in FORCE
 	@mkdir -p $(@D)
-	sed -e 's|@BINDIR@|$(BINDIR)|' $< > $@.tmp
+	sed -e 's|@BINDIR@|$(BINDIR)|' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' $< > $@.tmp
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+# The man pages as installed: the version in their title line is the one of debian/changelog,
+# the data directory (written /usr/local/share/rseqdbg, make install's default) DATADIR, and
+# the exporter's options file in SYSCONFDIR. Regenerated on every build, as the paths may change.
+$(BUILD)/man/%: man/% debian/changelog FORCE
+	@mkdir -p $(@D)
+	sed -e '/^\.TH /s/"rseqdbg [^"]*"/"rseqdbg $(VERSION)"/' \
+	    -e 's|/usr/local/share/rseqdbg|$(DATADIR)|g' \
+	    -e 's|/etc/default/rseqdbg\\-exporter|$(SYSCONFDIR)/default/rseqdbg\\-exporter|g' \
+	    $< > $@.tmp
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 FORCE:
@@ -283,6 +337,10 @@ check: deps
 	$(MAKE) tests
 	BUILD=$(BUILD) TESTS="$(TESTS)" tests/run.sh
 
+# The unit tests alone: they need no root, ptrace or BPF (the Debian build runs them).
+check-unit: $(UNIT_BINS)
+	BUILD=$(BUILD) TESTS='test_*' tests/run.sh
+
 # Installing QEMU may fail (not root, offline): the matrix then says why it cannot run.
 check-kernels:
 	-scripts/deps.sh kernels
@@ -320,30 +378,62 @@ deps:
 	scripts/deps.sh$(if $(filter-out $(HOST_ARCH),$(ARCH)), $(ARCH))
 
 # --- install -----------------------------------------------------------------
+# The exporter's default file is an administrator's: installed where none is, removed by
+# uninstall only as installed. Without DESTDIR, ldconfig makes the new library known.
+EXPORTER_DEFAULT = $(DESTDIR)$(SYSCONFDIR)/default/rseqdbg-exporter
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)/schemas \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPLETIONDIR)
-	install -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
-	install -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
-	install -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
-	install -m 644 $(LIB_HDRS) $(DESTDIR)$(INCDIR)/
-	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 $(wildcard man/*.3) $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 gdb/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
-	install -m 644 $(wildcard schemas/*.json) $(DESTDIR)$(DATADIR)/schemas/
-	install -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
-	install -m 644 completions/rseqdbg $(DESTDIR)$(COMPLETIONDIR)/rseqdbg
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(COMPLETIONDIR)
+	$(INSTALL_PROGRAM) -m 755 $(BUILD)/rseqdbg $(DESTDIR)$(BINDIR)/rseqdbg
+	$(INSTALL_PROGRAM) -m 644 $(BUILD)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SO)
+	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libelfscan.so
+	$(INSTALL) -m 644 $(BUILD)/libelfscan.a $(DESTDIR)$(LIBDIR)/libelfscan.a
+	$(INSTALL) -m 644 $(BUILD)/libelfscan.pc $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
+	$(INSTALL) -m 644 $(LIB_HDRS) $(DESTDIR)$(INCDIR)/
+	$(INSTALL) -m 644 $(addprefix $(BUILD)/,$(filter %.1,$(MAN_PAGES))) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 644 $(addprefix $(BUILD)/,$(filter %.3,$(MAN_PAGES))) $(DESTDIR)$(MANDIR)/man3/
+	$(INSTALL) -m 644 gdb/rseqdbg-gdb.py $(DESTDIR)$(DATADIR)/
+	$(INSTALL) -m 644 $(wildcard schemas/*.json) $(DESTDIR)$(DATADIR)/schemas/
+	$(INSTALL) -m 644 $(BUILD)/rseqdbg-exporter.service $(DESTDIR)$(UNITDIR)/
+	$(INSTALL) -m 644 completions/rseqdbg $(DESTDIR)$(COMPLETIONDIR)/rseqdbg
+	[ -e $(EXPORTER_DEFAULT) ] || $(INSTALL) -m 644 scripts/rseqdbg-exporter.default \
+		$(EXPORTER_DEFAULT)
+	$(if $(DESTDIR),,-ldconfig)
+
+install-strip:
+	$(MAKE) INSTALL_PROGRAM='$(INSTALL) -s --strip-program=$(CROSS_COMPILE)strip' install
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/rseqdbg $(DESTDIR)$(LIBDIR)/libelfscan.a \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
+	      $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libelfscan.so $(DESTDIR)$(LIBDIR)/pkgconfig/libelfscan.pc
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(LIB_HDRS)))
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
-	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard man/*.3)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MAN_PAGES))))
 	rm -rf $(DESTDIR)$(DATADIR)
 	rm -f $(DESTDIR)$(UNITDIR)/rseqdbg-exporter.service
 	rm -f $(DESTDIR)$(COMPLETIONDIR)/rseqdbg
+	! cmp -s scripts/rseqdbg-exporter.default $(EXPORTER_DEFAULT) || rm -f $(EXPORTER_DEFAULT)
+
+# --- source tarball, Debian packages ---------------------------------------
+# What git holds at HEAD: changes not committed are left out, and said so.
+dist:
+	@mkdir -p $(BUILD)
+	@git diff --quiet HEAD || echo "make dist: uncommitted changes are not in the tarball (HEAD is)" >&2
+	git archive --format=tar --prefix=rseqdbg-$(VERSION)/ HEAD | xz -T1 > $(BUILD)/rseqdbg-$(VERSION).tar.xz.tmp
+	mv $(BUILD)/rseqdbg-$(VERSION).tar.xz.tmp $(BUILD)/rseqdbg-$(VERSION).tar.xz
+
+deb:
+	scripts/deps.sh package
+	scripts/deb.sh $(BUILD)/deb
+
+# Root and the Debian mirror: the test skips (fails with RSEQDBG_REQUIRE_ALL=1) without them.
+check-package:
+	-scripts/deps.sh package
+	$(MAKE) tests
+	BUILD=$(BUILD) TESTS=package tests/run.sh
 
 # Every C source and header but the generated bpf/vmlinux.h.
 FORMAT_SRCS = $(sort $(LIB_SRCS) $(wildcard rseqdbg/*.c rseqdbg/*/*.c libelfscan/*.h rseqdbg/*.h \

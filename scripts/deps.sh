@@ -8,12 +8,16 @@
 #                             strace, prometheus with its promtool for the exporter's, openssl
 #                             and apache2-utils' htpasswd for its TLS and passwords, and
 #                             debuginfod, curl and unshare for the symbols served by build-id,
-#                             bash-completion for the completion's test)
+#                             bash-completion for the completion's test; libbz2-dev, which
+#                             libdw's pkg-config file names for a static link)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
 #   scripts/deps.sh lint      also the shell scripts' check (`make lint`): shellcheck
 #   scripts/deps.sh kernels   also the kernel matrix (`make check-kernels`): QEMU, busybox
+#   scripts/deps.sh package   also the Debian packages (`make deb`, `make check-package`):
+#                             dpkg-dev, debhelper, lintian, git, and debootstrap for the
+#                             fresh Debian root the packages are tried in
 #   scripts/deps.sh fixtures  also regenerating the committed fixtures (scripts/gen-*.sh):
 #                             lld and the cross binutils
 #   scripts/deps.sh arm64     also the arm64 cross build (`make ARCH=arm64`): the cross
@@ -24,8 +28,8 @@
 #                             (`make check-kernels-arm64`): qemu-system-aarch64, busybox
 set -eu
 
-PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbpf-dev bpftool libcmocka-dev
-libcapstone-dev libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libdebuginfod-dev gdb
+PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbz2-dev libbpf-dev bpftool
+libcmocka-dev libcapstone-dev libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libdebuginfod-dev gdb
 binutils python3 python3-jsonschema strace prometheus openssl apache2-utils debuginfod curl
 util-linux bash-completion"
 case "${1:-}" in
@@ -35,6 +39,7 @@ fuzz) PKGS="$PKGS libclang-rt-14-dev" ;;
 format) PKGS="$PKGS clang-format" ;;
 lint) PKGS="$PKGS shellcheck" ;;
 kernels) PKGS="$PKGS qemu-system-x86 busybox-static xz-utils zstd" ;;
+package) PKGS="$PKGS dpkg-dev debhelper lintian git xz-utils debootstrap" ;;
 fixtures)
 	PKGS="$PKGS lld binutils-i686-linux-gnu binutils-aarch64-linux-gnu
 	binutils-arm-linux-gnueabihf binutils-powerpc64le-linux-gnu binutils-powerpc64-linux-gnu
@@ -49,7 +54,7 @@ arm64 | kernels-arm64)
 	qemu-user-static"
 	[ "$1" = arm64 ] || PKGS="$PKGS qemu-system-arm busybox-static xz-utils zstd"
 	;;
-*) echo "deps.sh: unknown group $1 (bench, fuzz, format, lint, kernels, fixtures, arm64, kernels-arm64)" >&2; exit 2 ;;
+*) echo "deps.sh: unknown group $1 (bench, fuzz, format, lint, kernels, package, fixtures, arm64, kernels-arm64)" >&2; exit 2 ;;
 esac
 
 # The arm64 packages install beside the host's only once dpkg knows the architecture.

@@ -5,7 +5,10 @@
 # TESTS="a b" runs only what the words name, each a name or a shell pattern: an integration
 # script (scan_pid), a unit test binary (test_formats), a cmocka test of one (test_bad_*); a
 # word that names nothing is a failure. UNIT=0 leaves out the unit tests (the kernel matrix
-# runs the integration scripts in guests, where the unit tests teach nothing new).
+# runs the integration scripts in guests, where the unit tests teach nothing new). The scripts of
+# NAMED_ONLY run only when a word of TESTS is their very name: package (make check-package)
+# builds and installs the Debian packages, which neither make check nor its sanitizer run
+# need to repeat.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export BUILD=${BUILD:-build}
@@ -17,9 +20,17 @@ failed=()
 
 read -ra words <<<"${TESTS:-}"
 declare -A used=()
-# selected NAME: whether TESTS is empty or one of its words matches NAME (noted as used)
+NAMED_ONLY=(package)
+# selected NAME: whether TESTS is empty or one of its words matches NAME (noted as used); for
+# a script of NAMED_ONLY, whether a word is NAME
 selected() {
 	local w hit=1
+	if [[ " ${NAMED_ONLY[*]} " == *" $1 "* ]]; then
+		for w in "${words[@]}"; do
+			[ "$w" = "$1" ] && used[$w]=1 && hit=0
+		done
+		return $hit
+	fi
 	[ ${#words[@]} -eq 0 ] && return 0
 	for w in "${words[@]}"; do
 		# shellcheck disable=SC2053 # the word is a pattern

@@ -272,10 +272,13 @@ else
 fi
 
 # --- golden outputs (messages, grouping, formats), byte for byte -----------------------------
+# The tool's version in SARIF's driver is @VERSION@ in the golden files: it is debian/changelog's.
+version=$(sed -n '1s/^rseqdbg (\([^)]*\)).*/\1/p' "$TOP/debian/changelog")
 golden() { # NAME ARGS...
 	local n=$1
 	shift
-	"$RSEQDBG" "$@" >"$TMP/g.out" 2>/dev/null
+	"$RSEQDBG" "$@" 2>/dev/null |
+		sed "s/^\( *\"version\": \)\"$version\",\$/\1\"@VERSION@\",/" >"$TMP/g.out"
 	if [ "${AUDIT_UPDATE_GOLDEN:-0}" = 1 ]; then
 		mkdir -p "$GOLD"
 		cp "$TMP/g.out" "$GOLD/$n"

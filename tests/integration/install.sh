@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # make install honours PREFIX and DESTDIR, and what it installs is usable: a program built
-# against the installed header, library and pkg-config file finds each fixture section at
-# the address of its start symbol (read independently with symdump), and bash-completion loads
-# the installed completion. make uninstall then removes every file make install put down.
+# against the installed headers and pkg-config file, with the shared library and statically
+# (pkg-config --static, cc -static), finds each fixture section at the address of its start
+# symbol (read independently with symdump), and bash-completion loads the installed completion.
+# make install-strip installs the same stripped.
+# The exporter's default file is installed where none is, and kept once edited. make
+# uninstall then removes every file make install put down.
 source "$(dirname "$0")/../lib.sh"
 
 root="$TMP/root"
@@ -16,8 +19,9 @@ if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD
 	exit
 fi
 pass "make install"
+version=$(sed -n '1s/^rseqdbg (\([^)]*\)).*/\1/p' "$TOP/debian/changelog")
 
-for f in bin/rseqdbg lib/libelfscan.a lib/pkgconfig/libelfscan.pc include/elfscan.h \
+for f in bin/rseqdbg lib/libelfscan.a lib/libelfscan.so.$version lib/pkgconfig/libelfscan.pc include/elfscan.h \
 	include/elfscan-audit.h include/elfscan-decode.h share/man/man1/rseqdbg.1 \
 	share/man/man1/rseqdbg-scan.1 share/man/man1/rseqdbg-audit.1 share/man/man1/rseqdbg-step.1 \
 	share/man/man1/rseqdbg-trace.1 share/man/man1/rseqdbg-stat.1 share/man/man3/libelfscan.3 \
@@ -28,10 +32,21 @@ for f in bin/rseqdbg lib/libelfscan.a lib/pkgconfig/libelfscan.pc include/elfsca
 	lib/systemd/system/rseqdbg-exporter.service share/bash-completion/completions/rseqdbg; do
 	check "installed $f" test -f "$root$prefix/$f"
 done
+check "lib/libelfscan.so.0 links to lib/libelfscan.so.$version" \
+	test "$(readlink "$root$prefix/lib/libelfscan.so.0")" = "libelfscan.so.$version"
+check "lib/libelfscan.so links to lib/libelfscan.so.0" \
+	test "$(readlink "$root$prefix/lib/libelfscan.so")" = libelfscan.so.0
+default="$root/etc/default/rseqdbg-exporter"
+check "installed /etc/default/rseqdbg-exporter (SYSCONFDIR) sets RSEQDBG_EXPORTER_ARGS" \
+	grep -q '^RSEQDBG_EXPORTER_ARGS=' "$default"
+check "the installed man pages name the installed schemas" \
+	grep -q "^\.I $prefix/share/rseqdbg/schemas/scan.json" "$root$prefix/share/man/man1/rseqdbg-scan.1"
 check "pkg-config file names the PREFIX" grep -qx "prefix=$prefix" "$root$prefix/lib/pkgconfig/libelfscan.pc"
 unit="$root$prefix/lib/systemd/system/rseqdbg-exporter.service"
 check "the installed service runs the installed rseqdbg exporter" \
 	grep -qx "ExecStart=$prefix/bin/rseqdbg exporter \\\$RSEQDBG_EXPORTER_ARGS" "$unit"
+check "the installed service reads the installed default file" \
+	grep -qx "EnvironmentFile=-/etc/default/rseqdbg-exporter" "$unit"
 if command -v systemd-analyze >/dev/null; then
 	# Verified against a copy naming the binary where DESTDIR put it.
 	sed "s|$prefix/bin|$root$prefix/bin|" "$unit" >"$TMP/rseqdbg-exporter.service"
@@ -60,21 +75,39 @@ int main(int argc, char **argv)
 }
 C
 pc="$root$prefix/lib/pkgconfig"
-flags=$(sed "s|^prefix=.*|prefix=$root$prefix|; s|$prefix|$root$prefix|g" "$pc/libelfscan.pc" \
-	>"$TMP/libelfscan.pc" && PKG_CONFIG_PATH="$TMP" pkg-config --cflags --libs --static libelfscan)
-if cc -o "$TMP/count" "$TMP/count.c" $flags 2>"$TMP/cc.log"; then
-	pass "a program builds against the installed library (pkg-config)"
-	fix="$FIX/bin/x86_64/cs-pie"
-	want=$("$BUILD/tests/tools/symdump" "$fix" | awk '$5 ~ /^rseq_start_/ { print $1 }' | sort)
-	got=$("$TMP/count" "$fix" | sort)
-	if [ -n "$want" ] && [ "$want" = "$got" ]; then
-		pass "installed library finds every section at its start symbol"
+sed "s|^prefix=.*|prefix=$root$prefix|; s|$prefix|$root$prefix|g" "$pc/libelfscan.pc" >"$TMP/libelfscan.pc"
+fix="$FIX/bin/x86_64/cs-pie"
+want=$("$BUILD/tests/tools/symdump" "$fix" | awk '$5 ~ /^rseq_start_/ { print $1 }' | sort)
+for how in shared static; do
+	if [ $how = shared ]; then
+		# the documented line; the run finds the library where DESTDIR put it
+		flags=$(PKG_CONFIG_PATH="$TMP" pkg-config --cflags --libs libelfscan)
+		extra=("-Wl,-rpath,$root$prefix/lib")
 	else
-		fail "installed library finds every section at its start symbol" "want [$want] got [$got]"
+		flags=$(PKG_CONFIG_PATH="$TMP" pkg-config --cflags --libs --static libelfscan)
+		extra=(-static)
 	fi
-else
-	fail "a program builds against the installed library (pkg-config)" "$(head -n 3 "$TMP/cc.log")"
-fi
+	# shellcheck disable=SC2086 # the flags are words
+	if ! cc "${extra[@]}" -o "$TMP/count-$how" "$TMP/count.c" $flags 2>"$TMP/cc.log"; then
+		fail "$how: a program builds against the installed library (pkg-config: $flags)" \
+			"$(grep -v 'requires at runtime' "$TMP/cc.log" | head -n 3)"
+		continue
+	fi
+	needed=$(readelf -d "$TMP/count-$how" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+	if [ $how = shared ]; then
+		check "shared: a program builds against the installed library (needs: $needed)" \
+			grep -q 'libelfscan\.so\.0 ' <<<"$needed"
+	else
+		check "static: a program builds against the installed library (needs: ${needed:-nothing})" \
+			test -z "$needed"
+	fi
+	got=$("$TMP/count-$how" "$fix" | sort)
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		pass "$how: installed library finds every section at its start symbol"
+	else
+		fail "$how: installed library finds every section at its start symbol" "want [$want] got [$got]"
+	fi
+done
 
 # The installed gdb extension runs the rseqdbg installed with it (PREFIX/bin).
 if command -v gdb >/dev/null; then
@@ -87,20 +120,32 @@ else
 	skip "the installed gdb extension finds the installed rseqdbg" "gdb is not installed"
 fi
 
-# The completion goes where bash-completion looks under the same prefix (its pkg-config file says
-# where), and its loader, searching XDG_DATA_DIRS as for /usr/local, finds it there.
-if pkg-config --exists bash-completion; then
-	want=$(pkg-config --define-variable=datadir="$prefix/share" --variable=completionsdir bash-completion)
-	check "the completion is installed in bash-completion's directory ($want)" \
-		test -f "$root$want/rseqdbg"
-	loaded=$(XDG_DATA_DIRS="$root$prefix/share" bash --norc --noprofile -c \
-		'source /usr/share/bash-completion/bash_completion
-		__load_completion rseqdbg && complete -p rseqdbg' 2>&1)
-	check "bash-completion's loader finds the installed completion ($loaded)" \
-		test "$loaded" = "complete -F _rseqdbg rseqdbg"
+# install-strip: the same files, the binary and the shared library without symbol table or
+# DWARF (make install leaves them: DWARF in the built binary)
+sroot="$TMP/stripped"
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
+	PREFIX="$prefix" DESTDIR="$sroot" install-strip >"$TMP/strip.log" 2>&1; then
+	check "make install leaves DWARF in bin/rseqdbg" bash -c "readelf -S '$root$prefix/bin/rseqdbg' | grep -q '\.debug_info'"
+	for f in bin/rseqdbg lib/libelfscan.so.$version; do
+		check "make install-strip: $f has no symbol table or DWARF" \
+			bash -c "[ -f '$sroot$prefix/$f' ] && ! readelf -S '$sroot$prefix/$f' | grep -qE '\.symtab|\.debug_info'"
+	done
+	check "make install-strip: the stripped rseqdbg runs" bash -c "'$sroot$prefix/bin/rseqdbg' --version >/dev/null"
 else
-	fail "the completion is installed in bash-completion's directory" "bash-completion is not installed"
+	fail "make install-strip" "$(tail -n 5 "$TMP/strip.log" | tr '\n' '|')"
 fi
+
+# An edited default file is the administrator's: install keeps it, uninstall leaves it.
+echo 'RSEQDBG_EXPORTER_ARGS="--listen 127.0.0.1:9810"' >>"$default"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
+	PREFIX="$prefix" DESTDIR="$root" install >/dev/null 2>&1
+check "make install keeps an edited /etc/default/rseqdbg-exporter" grep -q 127.0.0.1:9810 "$default"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
+	PREFIX="$prefix" DESTDIR="$root" uninstall >/dev/null 2>&1
+check "make uninstall leaves an edited /etc/default/rseqdbg-exporter" grep -q 127.0.0.1:9810 "$default"
+rm -f "$default"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
+	PREFIX="$prefix" DESTDIR="$root" install >/dev/null 2>&1
 
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE make -s -C "$TOP" BUILD="$TMP/build" \
 	PREFIX="$prefix" DESTDIR="$root" uninstall >"$TMP/uninstall.log" 2>&1; then
