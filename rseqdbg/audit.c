@@ -8,6 +8,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "bulk.h"
 #include "common.h"
 #include "elfscan-audit.h"
 #include "proc/maps.h"
@@ -23,6 +24,7 @@ struct audit_opts {
 	bool sarif, list;
 	bool have_pid;
 	pid_t pid;
+	struct rd_bulk_opts bulk;
 };
 
 /* One audited file or module. */
@@ -45,11 +47,14 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f, "Usage: rseqdbg audit [OPTIONS] FILE...\n"
+	       "       rseqdbg audit [OPTIONS] -r DIR...\n"
 	       "       rseqdbg audit [OPTIONS] -p PID\n"
 	       "       rseqdbg audit --list-checks\n"
 	       "\n"
 	       "Check the rseq descriptor tables of ELF files and the code of their critical\n"
 	       "sections: descriptors, signatures, tables, code (decoded), orphan abort handlers.\n"
+	       "Among several files (more than one FILE, or -r), files that are not ELF are\n"
+	       "skipped and counted, and a summary line ends the output.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --check ID       run only this check (repeatable)\n"
@@ -62,6 +67,10 @@ static void usage(FILE *f)
 	       "  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
 	       "      --pretty         print indented JSON (implies --json)\n"
 	       "      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
+	       "  -r, --recursive      audit the files under each directory FILE (symbolic\n"
+	       "                       links not followed)\n"
+	       "      --with-tables    print only the files with rseq tables or findings\n"
+	       "      --no-progress    no progress line on a terminal\n"
 	       "  -h, --help           print this help\n"
 	       "\n"
 	       "Exit status: 0 no finding at or above --fail-on, 1 such findings, 2 could not "
@@ -477,6 +486,7 @@ static int add_id(const char ***v, size_t *n, const char *id)
  */
 struct run {
 	const struct audit_opts *o;
+	const struct rd_bulk *bulk; /* files: what they were, counted */
 	size_t total[3];
 	size_t nunits;
 	int worst;
@@ -586,12 +596,18 @@ static int run_end(struct run *r)
 		jw_arr_close(w);
 		jw_kstr(w, "fail_on", elfscan_severity_name(o->fail_on));
 		json_summary(w, t);
+		if (r->bulk && r->bulk->many)
+			rd_bulk_summary_json(r->bulk, w);
 		jw_obj_close(w);
 		jw_end(w);
-	} else if (r->nunits > 1) {
-		printf("total: %zu error%s, %zu warning%s, %zu info\n", t[ELFSCAN_SEV_ERROR],
-		       t[ELFSCAN_SEV_ERROR] == 1 ? "" : "s", t[ELFSCAN_SEV_WARNING],
-		       t[ELFSCAN_SEV_WARNING] == 1 ? "" : "s", t[ELFSCAN_SEV_INFO]);
+	} else {
+		if (r->nunits > 1)
+			printf("total: %zu error%s, %zu warning%s, %zu info\n",
+			       t[ELFSCAN_SEV_ERROR], t[ELFSCAN_SEV_ERROR] == 1 ? "" : "s",
+			       t[ELFSCAN_SEV_WARNING], t[ELFSCAN_SEV_WARNING] == 1 ? "" : "s",
+			       t[ELFSCAN_SEV_INFO]);
+		if (r->bulk && r->bulk->many)
+			rd_bulk_summary_text(r->bulk, "audited");
 	}
 	fflush(stdout);
 	ret = r->failed ? EXIT_ERROR : r->worst >= (int)o->fail_on ? EXIT_FINDINGS : EXIT_OK;
@@ -615,27 +631,63 @@ static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t 
 	return elfscan_audit(u->es, &ao, &u->a);
 }
 
-static int audit_files(const struct audit_opts *o, char **paths, int n)
+/* A file audited is printed unless --with-tables leaves it out: it has no rseq tables and no
+ * finding (a lost table can leave an orphan abort handler, RSEQ050). */
+static bool shown(struct rd_bulk *b, const struct unit *u)
+{
+	return rd_bulk_count(b, u->es) || elfscan_audit_count(u->a);
+}
+
+static int audit_files(const struct audit_opts *o, char **operands, int n)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
-	struct run r = {.o = o};
+	struct rd_bulk b = {.o = o->bulk};
+	struct run r = {.o = o, .bulk = &b};
+	const char **paths;
 
-	run_begin(&r, (const char *const *)paths, (size_t)n, NULL, 0);
-	for (int i = 0; i < n; i++) {
-		struct unit u = {.path = paths[i]};
-		int err = elfscan_open(paths[i], &eo, &u.es);
+	rd_progress_begin(&b, "auditing");
+	if (rd_bulk_collect(&b, operands, n)) {
+		rd_progress_end();
+		rd_bulk_free(&b);
+		return rd_error("%s", rd_errmsg());
+	}
+	paths = calloc(b.n + 1, sizeof(*paths));
+	if (!paths) {
+		rd_progress_end();
+		rd_bulk_free(&b);
+		return rd_error("out of memory");
+	}
+	for (size_t i = 0; i < b.n; i++)
+		paths[i] = b.v[i].path;
+	run_begin(&r, paths, b.n, NULL, 0);
+	for (size_t i = 0; i < b.n; i++) {
+		const struct rd_entry *e = &b.v[i];
+		struct unit u = {.path = e->path};
+		int err = 0;
 
-		if (!err)
+		rd_progress(i, b.n, e->path);
+		if (!e->err)
+			err = elfscan_open(e->path, &eo, &u.es);
+		if (!e->err && !err)
 			err = audit_one(o, &u, NULL, 0);
-		if (err)
-			run_error(&r, paths[i],
-				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
-		else
+		if (e->err || err) {
+			b.errors++;
+			run_error(&r, e->path,
+				  e->err		? e->err
+				  : elfscan_errmsg()[0] ? elfscan_errmsg()
+							: strerror(-err));
+		} else if (shown(&b, &u)) {
+			rd_progress_clear();
 			run_unit(&r, &u);
+		}
 		elfscan_audit_free(u.a);
 		elfscan_close(u.es);
 	}
-	return run_end(&r);
+	rd_progress_end();
+	free(paths);
+	n = run_end(&r);
+	rd_bulk_free(&b);
+	return n;
 }
 
 static int audit_pid(const struct audit_opts *o)
@@ -740,9 +792,12 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	    {"pid", required_argument, NULL, 'p'},
 	    {"sarif", no_argument, NULL, OPT_SARIF},
+	    {"recursive", no_argument, NULL, 'r'},
+	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
+	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
 	    {0},
 	};
-	static const struct rd_cmdline cl = {"p:", longopts, usage};
+	static const struct rd_cmdline cl = {"p:r", longopts, usage};
 	int c, ret = 0;
 
 	while (!ret && (c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
@@ -768,7 +823,8 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 			o->sarif = true;
 			break;
 		default:
-			return c;
+			if (!rd_bulk_option(&o->bulk, c))
+				return c;
 		}
 	}
 	return ret;
@@ -791,6 +847,9 @@ int cmd_audit(int argc, char **argv)
 		ret = list_checks();
 	else if (o.have_pid && optind < argc)
 		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg audit --help')");
+	else if (o.have_pid && (o.bulk.recursive || o.bulk.with_tables))
+		ret = rd_error("%s is for FILE arguments, not --pid (try 'rseqdbg audit --help')",
+			       o.bulk.recursive ? "-r/--recursive" : "--with-tables");
 	else if (!o.have_pid && optind >= argc)
 		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");
 	else if (o.have_pid)
