@@ -677,7 +677,7 @@ static int audit_files(const struct audit_opts *o, char **operands, int n)
 				  : elfscan_errmsg()[0] ? elfscan_errmsg()
 							: strerror(-err));
 		} else if (shown(&b, &u)) {
-			rd_progress_clear();
+			rd_progress_output();
 			run_unit(&r, &u);
 		}
 		elfscan_audit_free(u.a);

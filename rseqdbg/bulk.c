@@ -106,8 +106,6 @@ static int add_entry(struct rd_bulk *b, const char *path, const char *err)
 		b->cap = cap;
 	}
 	b->v[b->n++] = e;
-	if (!err)
-		rd_progress(b->n, 0, path);
 	return 0;
 nomem:
 	free(e.path);
@@ -235,6 +233,7 @@ static int walk(struct rd_bulk *b, const char *dir)
 	char **names = NULL, msg[128];
 	int err, oserr;
 
+	rd_progress(b->n, 0, dir);
 	err = read_names(dir, &names, &n, &oserr);
 	if (err)
 		return err;

@@ -67,10 +67,13 @@ void rd_bulk_summary_json(const struct rd_bulk *b, struct jw *w);
  * by default), and erased before anything else is written to the terminal and at the end.
  */
 void rd_progress_begin(const struct rd_bulk *b, const char *verb);
-/* Reading file i of total (0-based) at path; or, with total 0, found files so far. */
+/* Reading file i of total (0-based) at path; or, with total 0, i files found so far and the
+ * directory path being read. */
 void rd_progress(size_t i, size_t total, const char *path);
-/* Erase the line if it is shown (before a line of output or an error). */
+/* Erase the line if it is shown: before an error or a warning, and, when standard output is
+ * the terminal too, before the command prints (rd_progress_output()). */
 void rd_progress_clear(void);
+void rd_progress_output(void);
 void rd_progress_end(void);
 
 #endif

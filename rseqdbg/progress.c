@@ -17,6 +17,7 @@
 static struct {
 	bool on;    /* stderr is a terminal, no JSON, no --no-progress */
 	bool shown; /* a line is on the terminal now */
+	bool stdout_tty;
 	const char *verb;
 	double start, delay, last;
 } pg;
@@ -36,6 +37,7 @@ void rd_progress_begin(const struct rd_bulk *b, const char *verb)
 
 	pg.on = !b->o.no_progress && !rd.json && isatty(STDERR_FILENO);
 	pg.shown = false;
+	pg.stdout_tty = isatty(STDOUT_FILENO);
 	pg.verb = verb;
 	pg.delay = PROGRESS_DELAY;
 	if (d && *d) {
@@ -100,6 +102,12 @@ void rd_progress_clear(void)
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
 	pg.shown = false;
+}
+
+void rd_progress_output(void)
+{
+	if (pg.stdout_tty)
+		rd_progress_clear();
 }
 
 void rd_progress_end(void)

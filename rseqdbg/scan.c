@@ -495,7 +495,7 @@ static int scan_file(struct rd_bulk *b, const struct rd_entry *e, const struct s
 	if (rd.json) {
 		print_view_json(&v);
 	} else {
-		rd_progress_clear();
+		rd_progress_output();
 		if (!*first)
 			putchar('\n');
 		print_view_text(&v, o);
