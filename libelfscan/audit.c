@@ -1022,6 +1022,17 @@ static void check_tables(struct ctx *c)
 
 /* --- code ------------------------------------------------------------------------------- */
 
+/* The caller's progress: decoding the sections' functions is the first half of the work, the
+ * checks of each section's code the second; step i of n in that half. */
+static void progress(const struct ctx *c, bool second, size_t i, size_t n)
+{
+	uint64_t half = elfscan_count(c->es);
+
+	if (!c->o->progress || i % 256 || !n)
+		return;
+	c->o->progress(c->o->progress_ctx, (second ? half : 0) + (uint64_t)i * half / n, 2 * half);
+}
+
 /* The first swept range in sorted order holding addr. Ranges that do not overlap (every
  * file but a relocatable object, whose sections all start at 0) are searched in O(log n): one
  * lookup per section made a file of 100,000 sections cost seconds. */
@@ -1151,6 +1162,7 @@ static void sweep(struct ctx *c)
 		unsigned int step = elfscan_decoder_min_insn(c->dec);
 		struct elfscan_insn in;
 
+		progress(c, false, i, c->nsw);
 		while (off < len) {
 			const struct elfscan_cs *cs;
 			size_t k = c->xoff[i] + off;
@@ -1533,8 +1545,10 @@ int elfscan_audit(struct elfscan *es, const struct elfscan_audit_opts *opts,
 	if (c.dec && n) {
 		if (c.on[C_JUMP_INTO] || c.on[C_ABORT_BOUNDARY])
 			sweep(&c);
-		for (size_t i = 0; i < n && !c.err; i++)
+		for (size_t i = 0; i < n && !c.err; i++) {
+			progress(&c, true, i, n);
 			undeclared |= check_code(&c, elfscan_get(es, i));
+		}
 	}
 	if (undeclared && !(elfscan_sources(es) & ELFSCAN_SRC_EXIT_POINTS) &&
 	    (elfscan_sources(es) & (ELFSCAN_SRC_CS | ELFSCAN_SRC_CS_PTR_ARRAY)))

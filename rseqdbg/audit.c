@@ -626,6 +626,7 @@ static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t 
 	    .registered_sigs = sigs,
 	    .nregistered_sigs = nsigs,
 	    .bias = u->bias,
+	    .progress = rd_progress_within,
 	};
 
 	return elfscan_audit(u->es, &ao, &u->a);

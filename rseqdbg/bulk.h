@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json.h"
 
@@ -70,6 +71,9 @@ void rd_progress_begin(const struct rd_bulk *b, const char *verb);
 /* Reading file i of total (0-based) at path; or, with total 0, i files found so far and the
  * directory path being read. */
 void rd_progress(size_t i, size_t total, const char *path);
+/* How far into the file being read (an elfscan_audit_opts progress callback: a large file
+ * shows its progress too). */
+void rd_progress_within(void *ctx, uint64_t done, uint64_t total);
 /* Erase the line if it is shown: before an error or a warning, and, when standard output is
  * the terminal too, before the command prints (rd_progress_output()). */
 void rd_progress_clear(void);

@@ -19,7 +19,11 @@ static struct {
 	bool shown; /* a line is on the terminal now */
 	bool stdout_tty;
 	const char *verb;
-	double start, delay, last;
+	double start, delay, period, last;
+	/* the file being read: its place in the run, and how far into it (per mille) */
+	size_t i, total;
+	const char *path;
+	int permille;
 } pg;
 
 static double now(void)
@@ -40,14 +44,18 @@ void rd_progress_begin(const struct rd_bulk *b, const char *verb)
 	pg.stdout_tty = isatty(STDOUT_FILENO);
 	pg.verb = verb;
 	pg.delay = PROGRESS_DELAY;
+	pg.period = PROGRESS_PERIOD;
 	if (d && *d) {
 		double v = strtod(d, &end);
 
 		if (!*end && v >= 0)
 			pg.delay = v;
+		/* 0: every update drawn, so that a test sees each without waiting for it */
+		if (!*end && v == 0)
+			pg.period = 0;
 	}
 	pg.start = now();
-	pg.last = pg.start - PROGRESS_PERIOD;
+	pg.last = pg.start - pg.period;
 }
 
 static int columns(void)
@@ -59,29 +67,29 @@ static int columns(void)
 	return 80;
 }
 
-void rd_progress(size_t i, size_t total, const char *path)
+static void draw(void)
 {
 	char head[96];
 	const char *p;
 	size_t room, len;
-	double t;
+	double t = now();
 	int n;
 
-	if (!pg.on)
-		return;
-	t = now();
-	if (t - pg.start < pg.delay || t - pg.last < PROGRESS_PERIOD)
+	if (t - pg.start < pg.delay || t - pg.last < pg.period)
 		return;
 	pg.last = t;
 	fflush(stdout); /* what was printed comes before the line */
-	if (total)
-		n = snprintf(head, sizeof(head), "%s %zu/%zu files: ", pg.verb, i + 1, total);
+	if (!pg.total)
+		n = snprintf(head, sizeof(head), "finding files: %zu found: ", pg.i);
+	else if (pg.permille >= 0)
+		n = snprintf(head, sizeof(head), "%s %zu/%zu files (%d%%): ", pg.verb, pg.i + 1,
+			     pg.total, pg.permille / 10);
 	else
-		n = snprintf(head, sizeof(head), "finding files: %zu found: ", i);
+		n = snprintf(head, sizeof(head), "%s %zu/%zu files: ", pg.verb, pg.i + 1, pg.total);
 	/* One row of the terminal, or \r cannot take it back: the path's end, which names
 	 * the file, is what is kept of a long one. */
 	room = (size_t)columns() - 1 - (size_t)n;
-	p = rd_safe(path);
+	p = rd_safe(pg.path);
 	len = strlen(p);
 	if (len > room) {
 		p += len - room + 3;
@@ -93,6 +101,25 @@ void rd_progress(size_t i, size_t total, const char *path)
 	}
 	fflush(stderr);
 	pg.shown = true;
+}
+
+void rd_progress(size_t i, size_t total, const char *path)
+{
+	if (!pg.on)
+		return;
+	pg.i = i;
+	pg.total = total;
+	pg.path = path;
+	pg.permille = -1;
+	draw();
+}
+
+void rd_progress_within(void *ctx, uint64_t done, uint64_t total)
+{
+	if (!pg.on || !total || !pg.path)
+		return;
+	pg.permille = (int)(done * 1000 / total);
+	draw();
 }
 
 void rd_progress_clear(void)

@@ -269,7 +269,7 @@ check "progress on a terminal: 'scanning 1/3 files: PATH' on stderr" \
 	grep -qaF $'\r'"scanning 1/3 files: $X86/cs-pie" "$TMP/pty.err"
 check "progress on a terminal: erased at the end" bash -c \
 	"tail -c 4 '$TMP/pty.err' | cmp -s - <(printf '\r\033[K')"
-check "progress on a terminal: nothing else on stderr" test ! -s <(strip_progress "$TMP/pty.err")
+check "progress on a terminal: nothing else on stderr" test -z "$(strip_progress "$TMP/pty.err")"
 check "progress on a terminal: stdout as in a pipe" cmp -s "$TMP/pty.out" "$TMP/pipe.out"
 PTY --both scan "${ops[@]}"
 check "stdout on the same terminal: the output as in a pipe once the progress is taken out" \
@@ -280,6 +280,19 @@ PTY audit -r "$T"
 check "audit -r on a terminal: progress shown" grep -qaE $'\r(auditing|finding files)' "$TMP/pty.err"
 check "audit -r on a terminal: stderr is the error line once the progress is taken out" \
 	cmp -s <(strip_progress "$TMP/pty.err") "$TMP/audit-r.err"
+# A single large file: audit says how far into it it is (the decoding, then the code checks).
+if "$TOP/scripts/gen-bigpie.sh" "$TMP/big.pie" 2000 >/dev/null 2>&1; then
+	PTY audit "$TMP/big.pie"
+	check "audit of one large file on a terminal: its progress at 0%" \
+		grep -qaF $'\r'"auditing 1/1 files (0%): $TMP/big.pie" "$TMP/pty.err"
+	check "audit of one large file on a terminal: its progress at 50% (the code checks)" \
+		grep -qaF $'\r'"auditing 1/1 files (50%): $TMP/big.pie" "$TMP/pty.err"
+	check "audit of one large file on a terminal: nothing else on stderr" \
+		test -z "$(strip_progress "$TMP/pty.err")"
+	rm -f "$TMP/big.pie"
+else
+	fail "a PIE of 2000 sections (scripts/gen-bigpie.sh)"
+fi
 PTY scan --no-progress "${ops[@]}"
 check "--no-progress: nothing on a terminal's stderr" test ! -s "$TMP/pty.err"
 PTY scan --json "${ops[@]}"
