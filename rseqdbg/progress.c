@@ -88,7 +88,8 @@ static void draw(void)
 		n = snprintf(head, sizeof(head), "%s %zu/%zu files: ", pg.verb, pg.i + 1, pg.total);
 	/* One row of the terminal, or \r cannot take it back: the path's end, which names
 	 * the file, is what is kept of a long one. */
-	room = (size_t)columns() - 1 - (size_t)n;
+	room = (size_t)columns() - 1;
+	room = room > (size_t)n + 8 ? room - (size_t)n : 8;
 	p = rd_safe(pg.path);
 	len = strlen(p);
 	if (len > room) {
