@@ -281,9 +281,8 @@ int rd_bulk_collect(struct rd_bulk *b, char **operands, int n)
 		struct stat st;
 
 		/* An operand is what it names, through symbolic links. Among many, one that is
-		 * neither a file nor a directory to walk is skipped (every name in /usr/bin
-		 * includes /usr/bin/X11); alone, or when stat cannot see it, it is read to say why.
-		 */
+		 * neither a file nor a directory to walk is skipped (a glob over /usr/bin names
+		 * the directory X11); alone, or when stat cannot see it, it is read to say why. */
 		if (stat(operands[i], &st))
 			err = add_entry(b, operands[i], NULL);
 		else if (S_ISDIR(st.st_mode) && b->o.recursive)
