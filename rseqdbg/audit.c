@@ -70,6 +70,7 @@ static void usage(FILE *f)
 	       "  -r, --recursive      audit the files under each directory FILE (symbolic\n"
 	       "                       links not followed)\n"
 	       "      --with-tables    print only the files with rseq tables or findings\n"
+	       "      --strict         among several files too, one that is not ELF is an error\n"
 	       "      --no-progress    no progress line on a terminal\n"
 	       "  -h, --help           print this help\n"
 	       "\n"
@@ -795,6 +796,7 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"sarif", no_argument, NULL, OPT_SARIF},
 	    {"recursive", no_argument, NULL, 'r'},
 	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
+	    {"strict", no_argument, NULL, RD_OPT_STRICT},
 	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
 	    {0},
 	};

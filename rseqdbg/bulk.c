@@ -24,6 +24,9 @@ bool rd_bulk_option(struct rd_bulk_opts *o, int c)
 	case RD_OPT_WITH_TABLES:
 		o->with_tables = true;
 		return true;
+	case RD_OPT_STRICT:
+		o->strict = true;
+		return true;
 	case RD_OPT_NO_PROGRESS:
 		o->no_progress = true;
 		return true;
@@ -143,7 +146,7 @@ static int add_file(struct rd_bulk *b, const char *path, const struct stat *st, 
 	/* Named twice on the command line, a file is read twice; found twice, once. */
 	if (walked && !fresh)
 		return 0;
-	if (b->many && not_elf(path)) {
+	if (b->many && !b->o.strict && not_elf(path)) {
 		b->not_elf++;
 		return 0;
 	}
@@ -289,7 +292,7 @@ int rd_bulk_collect(struct rd_bulk *b, char **operands, int n)
 			err = add_dir(b, operands[i], &st);
 		else if (S_ISREG(st.st_mode))
 			err = add_file(b, operands[i], &st, false);
-		else if (b->many)
+		else if (b->many && !b->o.strict)
 			b->other++;
 		else
 			err = add_entry(b, operands[i], NULL);

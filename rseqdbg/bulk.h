@@ -15,16 +15,18 @@
 struct elfscan;
 
 /* The options every command over files takes beside its own: -r/--recursive ('r' among its
- * short options), --with-tables and --no-progress (long options with these values, below
- * RD_OPT_PRETTY and above the commands' own). */
+ * short options), --with-tables, --strict and --no-progress (long options with these values,
+ * below RD_OPT_PRETTY and above the commands' own). */
 enum {
 	RD_OPT_WITH_TABLES = 480,
+	RD_OPT_STRICT,
 	RD_OPT_NO_PROGRESS,
 };
 
 struct rd_bulk_opts {
 	bool recursive;	  /* -r */
 	bool with_tables; /* --with-tables */
+	bool strict;	  /* --strict: nothing skipped, a file that is not ELF is an error */
 	bool no_progress; /* --no-progress */
 };
 

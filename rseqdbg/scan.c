@@ -65,6 +65,7 @@ static void usage(FILE *f)
 		"  -r, --recursive      scan the files under each directory FILE (symbolic\n"
 		"                       links not followed)\n"
 		"      --with-tables    print only the files that have rseq tables\n"
+		"      --strict         among several files too, one that is not ELF is an error\n"
 		"      --no-progress    no progress line on a terminal\n"
 		"  -h, --help           print this help\n"
 		"\n"
@@ -992,6 +993,7 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	    {"recursive", no_argument, NULL, 'r'},
 	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
+	    {"strict", no_argument, NULL, RD_OPT_STRICT},
 	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
 	    {0},
 	};

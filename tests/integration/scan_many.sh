@@ -5,9 +5,10 @@
 # ELF file cut short and nested directories. The summary's counts equal those of find, the ELF
 # magic read with head and the __rseq sections readelf lists; files that are not ELF are
 # skipped quietly (exit 0), unreadable files and directories are errors (exit 2, run as an
-# unprivileged user); --with-tables prints exactly the files with tables, in sorted order, in
-# text and JSON; the progress line shows on a terminal (a pty) and never in a pipe or in JSON;
-# and a run over /usr/bin, -r or every name, reports no file for not being ELF.
+# unprivileged user), and with --strict so are files that are not ELF; --with-tables prints
+# exactly the files with tables, in sorted order, in text and JSON; the progress line shows on
+# a terminal (a pty), also within one large file audited, and never in a pipe or in JSON; and
+# a run over /usr/bin, -r or every name, reports no file for not being ELF.
 source "$(dirname "$0")/../lib.sh"
 
 if [ ! -x "$RSEQDBG" ]; then
@@ -177,6 +178,15 @@ run ops scan "$T/a/cs-pie" "$T/a/script.sh" "$T/a/b/c/empty" "$T/a/b" "$T/d/fifo
 check "several FILEs: not ELF, a directory without -r and a FIFO skipped, exit 0" bash -c "
 	[ $(rc ops) -eq 0 ] && [ ! -s '$TMP/ops.err' ] &&
 	tail -n 1 '$TMP/ops.out' | grep -qx 'files: 2 ELF files scanned, 1 with rseq tables ([0-9]* critical sections), 2 not ELF skipped, 2 other entries skipped, 0 errors'"
+for cmd in scan audit; do
+	run "strict-$cmd" $cmd --strict "$T/a/cs-pie" "$T/a/script.sh" "$T/a/b/c/empty" "$T/a/b" \
+		"$T/d/fifo" "$T/a/true"
+	check "$cmd --strict: each of the four is an error (exit 2, a line each), the ELF files read" bash -c "
+		[ $(rc "strict-$cmd") -eq 2 ] && [ \$(wc -l <'$TMP/strict-$cmd.err') -eq 4 ] &&
+		grep -q '^rseqdbg: $cmd: $T/a/script.sh: not an ELF file' '$TMP/strict-$cmd.err' &&
+		grep -q '^rseqdbg: $cmd: $T/a/b: is a directory' '$TMP/strict-$cmd.err' &&
+		tail -n 1 '$TMP/strict-$cmd.out' | grep -q '^files: 2 ELF files .*, 0 not ELF skipped, 0 other entries skipped, 4 errors\$'"
+done
 run one scan "$T/a/script.sh"
 check "one FILE that is not ELF: still an error (exit 2, one line), no summary" bash -c "
 	[ $(rc one) -eq 2 ] && [ \$(wc -l <'$TMP/one.err') -eq 1 ] && [ ! -s '$TMP/one.out' ]"
