@@ -49,6 +49,11 @@ struct elfscan_audit_opts {
 	const uint32_t *registered_sigs;
 	size_t nregistered_sigs;
 	uint64_t bias; /* added to the addresses printed in messages (a module's load bias) */
+	/* Called now and then as the checks go, with the work done of total (units of the
+	 * library's own, done <= total), for a caller that shows progress on a large file;
+	 * NULL: never. */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 struct elfscan_audit;	/* the findings of one file */

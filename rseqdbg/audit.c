@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "baseline.h"
+#include "bulk.h"
 #include "common.h"
 #include "elfscan-audit.h"
 #include "proc/maps.h"
@@ -29,6 +30,7 @@ struct audit_opts {
 	struct rd_baseline *baseline; /* --baseline */
 	struct rd_suppressions sup;   /* --suppressions, --suppress */
 	bool have_sup;
+	struct rd_bulk_opts bulk;
 };
 
 /* What the run makes of a finding, with a baseline or suppressions, or in JSON and SARIF. */
@@ -65,11 +67,14 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f, "Usage: rseqdbg audit [OPTIONS] FILE...\n"
+	       "       rseqdbg audit [OPTIONS] -r DIR...\n"
 	       "       rseqdbg audit [OPTIONS] -p PID\n"
 	       "       rseqdbg audit --list-checks\n"
 	       "\n"
 	       "Check the rseq descriptor tables of ELF files and the code of their critical\n"
 	       "sections: descriptors, signatures, tables, code (decoded), orphan abort handlers.\n"
+	       "Among several files (more than one FILE, or -r), files that are not ELF are\n"
+	       "skipped and counted, and a summary line ends the output.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --check ID       run only this check (repeatable)\n"
@@ -88,6 +93,11 @@ static void usage(FILE *f)
 	       "                       accept the findings its rules match, one a line:\n"
 	       "                       CHECK MODULE FUNCTION [REASON] (globs; repeatable)\n"
 	       "      --suppress RULE  one such rule (repeatable)\n"
+	       "  -r, --recursive      audit the files under each directory FILE (symbolic\n"
+	       "                       links not followed)\n"
+	       "      --with-tables    print only the files with rseq tables or findings\n"
+	       "      --strict         among several files too, one that is not ELF is an error\n"
+	       "      --no-progress    no progress line on a terminal\n"
 	       "  -h, --help           print this help\n"
 	       "\n"
 	       "Exit status: 0 no finding at or above --fail-on, 1 such findings, 2 could not "
@@ -746,6 +756,7 @@ static int add_id(const char ***v, size_t *n, const char *id)
  */
 struct run {
 	const struct audit_opts *o;
+	const struct rd_bulk *bulk; /* files: what they were, counted */
 	struct tally total;
 	size_t nunits;
 	int worst;
@@ -877,11 +888,15 @@ static int run_end(struct run *r)
 			jw_ku64(w, "absent", absent);
 			jw_obj_close(w);
 		}
+		if (r->bulk && r->bulk->many)
+			rd_bulk_summary_json(r->bulk, w);
 		jw_obj_close(w);
 		jw_end(w);
 	} else {
 		if (r->nunits > 1)
 			print_counts(o, "total", &r->total);
+		if (r->bulk && r->bulk->many)
+			rd_bulk_summary_text(r->bulk, "audited");
 		if (o->baseline)
 			printf("baseline %s: %zu finding%s unchanged, %zu no longer found\n",
 			       rd_safe(o->baseline_path), r->total.unchanged,
@@ -904,32 +919,69 @@ static int audit_one(const struct audit_opts *o, struct unit *u, const uint32_t 
 	    .registered_sigs = sigs,
 	    .nregistered_sigs = nsigs,
 	    .bias = u->bias,
+	    .progress = rd_progress_within,
 	};
 
 	return elfscan_audit(u->es, &ao, &u->a);
 }
 
-static int audit_files(const struct audit_opts *o, char **paths, int n)
+/* A file audited is printed unless --with-tables leaves it out: it has no rseq tables and no
+ * finding (a lost table can leave an orphan abort handler, RSEQ050). */
+static bool shown(struct rd_bulk *b, const struct unit *u)
+{
+	return rd_bulk_count(b, u->es) || elfscan_audit_count(u->a);
+}
+
+static int audit_files(const struct audit_opts *o, char **operands, int n)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
-	struct run r = {.o = o};
+	struct rd_bulk b = {.o = o->bulk};
+	struct run r = {.o = o, .bulk = &b};
+	const char **paths;
 
-	run_begin(&r, (const char *const *)paths, (size_t)n, NULL, 0);
-	for (int i = 0; i < n; i++) {
-		struct unit u = {.path = paths[i]};
-		int err = elfscan_open(paths[i], &eo, &u.es);
+	rd_progress_begin(&b, "auditing");
+	if (rd_bulk_collect(&b, operands, n)) {
+		rd_progress_end();
+		rd_bulk_free(&b);
+		return rd_error("%s", rd_errmsg());
+	}
+	paths = calloc(b.n + 1, sizeof(*paths));
+	if (!paths) {
+		rd_progress_end();
+		rd_bulk_free(&b);
+		return rd_error("out of memory");
+	}
+	for (size_t i = 0; i < b.n; i++)
+		paths[i] = b.v[i].path;
+	run_begin(&r, paths, b.n, NULL, 0);
+	for (size_t i = 0; i < b.n; i++) {
+		const struct rd_entry *e = &b.v[i];
+		struct unit u = {.path = e->path};
+		int err = 0;
 
-		if (!err)
+		rd_progress(i, b.n, e->path);
+		if (!e->err)
+			err = elfscan_open(e->path, &eo, &u.es);
+		if (!e->err && !err)
 			err = audit_one(o, &u, NULL, 0);
-		if (err)
-			run_error(&r, paths[i],
-				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
-		else
+		if (e->err || err) {
+			b.errors++;
+			run_error(&r, e->path,
+				  e->err		? e->err
+				  : elfscan_errmsg()[0] ? elfscan_errmsg()
+							: strerror(-err));
+		} else if (shown(&b, &u)) {
+			rd_progress_output();
 			run_unit(&r, &u);
+		}
 		elfscan_audit_free(u.a);
 		elfscan_close(u.es);
 	}
-	return run_end(&r);
+	rd_progress_end();
+	free(paths);
+	n = run_end(&r);
+	rd_bulk_free(&b);
+	return n;
 }
 
 static int audit_pid(const struct audit_opts *o)
@@ -1046,9 +1098,13 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"baseline", required_argument, NULL, OPT_BASELINE},
 	    {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
 	    {"suppress", required_argument, NULL, OPT_SUPPRESS},
+	    {"recursive", no_argument, NULL, 'r'},
+	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
+	    {"strict", no_argument, NULL, RD_OPT_STRICT},
+	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
 	    {0},
 	};
-	static const struct rd_cmdline cl = {"p:", longopts, usage};
+	static const struct rd_cmdline cl = {"p:r", longopts, usage};
 	int c, ret = 0;
 
 	while (!ret && (c = rd_getopt(argc, argv, &cl)) != RD_OPT_END) {
@@ -1087,7 +1143,8 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 				ret = rd_error("%s", rd_errmsg());
 			break;
 		default:
-			return c;
+			if (!rd_bulk_option(&o->bulk, c))
+				return c;
 		}
 	}
 	return ret;
@@ -1114,6 +1171,9 @@ int cmd_audit(int argc, char **argv)
 		ret = list_checks();
 	else if (o.have_pid && optind < argc)
 		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg audit --help')");
+	else if (o.have_pid && (o.bulk.recursive || o.bulk.with_tables))
+		ret = rd_error("%s is for FILE arguments, not --pid (try 'rseqdbg audit --help')",
+			       o.bulk.recursive ? "-r/--recursive" : "--with-tables");
 	else if (!o.have_pid && optind >= argc)
 		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");
 	else if (o.have_pid)

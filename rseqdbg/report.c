@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bulk.h"
 #include "common.h"
 #include "symfmt.h"
 
@@ -14,6 +15,7 @@
 static void vsay(const char *what, char *msg, size_t len, const char *fmt, va_list ap)
 {
 	vsnprintf(msg, len, fmt, ap);
+	rd_progress_clear();
 	fprintf(stderr, "rseqdbg: %s%s%s%s\n", rd.cmd ? rd.cmd : "", rd.cmd ? ": " : "", what,
 		rd_safe(msg));
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bulk.h"
 #include "common.h"
 #include "elfscan.h"
 #include "proc/maps.h"
@@ -28,6 +29,7 @@ struct scan_opts {
 	uint64_t addr;
 	bool have_pid;
 	pid_t pid;
+	struct rd_bulk_opts bulk;
 };
 
 /* What one file or module block shows. Addresses printed are libelfscan's + bias. */
@@ -44,11 +46,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rseqdbg scan [OPTIONS] FILE...\n"
+		"       rseqdbg scan [OPTIONS] -r DIR...\n"
 		"       rseqdbg scan [OPTIONS] -p PID\n"
 		"\n"
 		"Decode the rseq critical-section tables of ELF files; or, with --pid, of every\n"
 		"module mapped in a running process, and show the rseq state of each of its\n"
-		"threads.\n"
+		"threads. Among several files (more than one FILE, or -r), files that are not\n"
+		"ELF are skipped and counted, and a summary line ends the output.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json           print one JSON document (schema in rseqdbg-scan(1))\n"
@@ -58,10 +62,15 @@ static void usage(FILE *f)
 		"      --no-debuginfo   do not read DWARF: functions from the symbol table only\n"
 		"      --debug-dir DIR  look for separate debug files under DIR (repeatable;\n"
 		"                       default /usr/lib/debug)\n"
+		"  -r, --recursive      scan the files under each directory FILE (symbolic\n"
+		"                       links not followed)\n"
+		"      --with-tables    print only the files that have rseq tables\n"
+		"      --strict         among several files too, one that is not ELF is an error\n"
+		"      --no-progress    no progress line on a terminal\n"
 		"  -h, --help           print this help\n"
 		"\n"
-		"Exit status: 0 every file was scanned (with or without critical sections),\n"
-		"2 a file could not be scanned or the process could not be inspected.\n");
+		"Exit status: 0 every file was scanned (with or without critical sections) or\n"
+		"skipped, 2 a file could not be scanned or the process could not be inspected.\n");
 }
 
 /* Table names in the order the JSON schema lists them. */
@@ -461,29 +470,39 @@ static void print_view_json(const struct view *v)
  * Files
  */
 
-static int scan_file(const char *path, const struct scan_opts *o, bool first)
+static int scan_file(struct rd_bulk *b, const struct rd_entry *e, const struct scan_opts *o,
+		     bool *first)
 {
-	struct view v = {.path = path};
+	struct view v = {.path = e->path};
 	int err;
 
-	err = elfscan_open(path, &o->es, &v.es);
-	if (err) {
-		rd_file_error(path, elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+	if (e->err) {
+		rd_file_error(e->path, e->err);
 		return EXIT_ERROR;
 	}
+	err = elfscan_open(e->path, &o->es, &v.es);
+	if (err) {
+		rd_file_error(e->path, elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		return EXIT_ERROR;
+	}
+	if (!rd_bulk_count(b, v.es))
+		goto out;
 	err = collect(&v, o);
 	if (err) {
-		rd_file_error(path, strerror(-err));
+		rd_file_error(e->path, strerror(-err));
 		elfscan_close(v.es);
 		return EXIT_ERROR;
 	}
 	if (rd.json) {
 		print_view_json(&v);
 	} else {
-		if (!first)
+		rd_progress_output();
+		if (!*first)
 			putchar('\n');
 		print_view_text(&v, o);
 	}
+	*first = false;
+out:
 	free(v.cs);
 	elfscan_close(v.es);
 	return EXIT_OK;
@@ -491,22 +510,41 @@ static int scan_file(const char *path, const struct scan_opts *o, bool first)
 
 static int scan_files(int nfiles, char **files, const struct scan_opts *o)
 {
+	struct rd_bulk b = {.o = o->bulk};
+	bool first = true;
 	int ret = EXIT_OK;
 
+	rd_progress_begin(&b, "scanning");
+	if (rd_bulk_collect(&b, files, nfiles)) {
+		rd_progress_end();
+		rd_bulk_free(&b);
+		return rd_error("%s", rd_errmsg());
+	}
 	if (rd.json) {
 		jw_obj_open(rd.jw);
 		jw_key(rd.jw, "files");
 		jw_arr_open(rd.jw);
 	}
-	for (int i = 0; i < nfiles; i++) {
-		if (scan_file(files[i], o, i == 0) != EXIT_OK)
+	for (size_t i = 0; i < b.n; i++) {
+		rd_progress(i, b.n, b.v[i].path);
+		if (scan_file(&b, &b.v[i], o, &first) != EXIT_OK) {
+			b.errors++;
 			ret = EXIT_ERROR;
+		}
 	}
+	rd_progress_end();
 	if (rd.json) {
 		jw_arr_close(rd.jw);
+		if (b.many)
+			rd_bulk_summary_json(&b, rd.jw);
 		jw_obj_close(rd.jw);
 		jw_end(rd.jw);
+	} else if (b.many) {
+		if (!first)
+			putchar('\n');
+		rd_bulk_summary_text(&b, "scanned");
 	}
+	rd_bulk_free(&b);
 	return ret;
 }
 
@@ -953,9 +991,13 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 	    {"pid", required_argument, NULL, 'p'},
 	    {"no-debuginfo", no_argument, NULL, OPT_NO_DEBUGINFO},
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	    {"recursive", no_argument, NULL, 'r'},
+	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
+	    {"strict", no_argument, NULL, RD_OPT_STRICT},
+	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
 	    {0},
 	};
-	static const struct rd_cmdline cl = {"p:", longopts, usage};
+	static const struct rd_cmdline cl = {"p:r", longopts, usage};
 	unsigned long long v;
 	int c;
 
@@ -980,12 +1022,16 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 				return rd_error("out of memory");
 			break;
 		default:
-			return c;
+			if (!rd_bulk_option(&o->bulk, c))
+				return c;
 		}
 	}
 	o->es.debug_dirs = o->debug_dirs;
 	if (o->have_pid && optind < argc)
 		return rd_error("--pid takes no FILE arguments (try 'rseqdbg scan --help')");
+	if (o->have_pid && (o->bulk.recursive || o->bulk.with_tables))
+		return rd_error("%s is for FILE arguments, not --pid (try 'rseqdbg scan --help')",
+				o->bulk.recursive ? "-r/--recursive" : "--with-tables");
 	if (!o->have_pid && optind >= argc)
 		return rd_error("no FILE given (try 'rseqdbg scan --help')");
 	return EXIT_OK;

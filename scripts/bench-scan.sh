@@ -6,6 +6,10 @@
 #     (list the relocations and dump the raw table), median of 5 runs each.
 #  2. Every ELF file under /usr/lib (at most BENCH_MAX_FILES, default 2000): `rseqdbg scan`
 #     vs `readelf -S`, both given the same batches of files, median of 3 runs each.
+#  3. A system directory walked whole (BENCH_TREE, default /usr/lib/$(uname -m)-linux-gnu):
+#     `rseqdbg scan -r --with-tables` (which skips the files that are not ELF itself) vs
+#     `find DIR -type f -exec readelf -S {} +` (every regular file given to readelf, which
+#     refuses those that are not ELF), median of 3 runs each.
 # Prints tool, runs, median seconds and the ratio readelf / rseqdbg (> 1: rseqdbg faster).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -14,6 +18,7 @@ case "$BUILD" in /*) ;; *) BUILD="$PWD/$BUILD" ;; esac
 RSEQDBG="$BUILD/rseqdbg"
 N=${BENCH_SECTIONS:-100000}
 MAXF=${BENCH_MAX_FILES:-2000}
+TREE=${BENCH_TREE:-/usr/lib/$(uname -m)-linux-gnu}
 [ -x "$RSEQDBG" ] || { echo "bench-scan: $RSEQDBG not built" >&2; exit 2; }
 command -v readelf >/dev/null || { echo "bench-scan: readelf not found" >&2; exit 2; }
 W=$(mktemp -d /tmp/bench-scan.XXXXXX)
@@ -22,13 +27,13 @@ trap 'rm -rf "$W"' EXIT
 echo "generating a PIE with $N critical sections..."
 scripts/gen-bigpie.sh "$W/big.pie" "$N" || exit 2
 
-python3 - "$RSEQDBG" "$W/big.pie" "$MAXF" <<'PYEOF'
+python3 - "$RSEQDBG" "$W/big.pie" "$MAXF" "$TREE" <<'PYEOF'
 import os, statistics, subprocess, sys, time
 
 sys.path.insert(0, "scripts")
 import benchlib
 
-rseqdbg, big, maxf = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rseqdbg, big, maxf, tree = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 devnull = subprocess.DEVNULL
 
 def timed(cmds, runs):
@@ -81,6 +86,18 @@ re_, _ = timed([["readelf", "-S"] + b for b in batches], 3)
 nd, _ = timed([[rseqdbg, "scan", "--no-debuginfo"] + b for b in batches], 3)
 table("/usr/lib ELF files", [("rseqdbg scan", 3, rd), ("readelf -S", 3, re_),
                              ("rseqdbg scan --no-debuginfo", 3, nd)])
+print("load average at the end: %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() +
+                                                               (os.cpu_count(),)))
+
+# 3. A directory walked whole.
+print()
+summary = subprocess.run([rseqdbg, "scan", "-r", "--with-tables", "--no-progress", tree],
+                         capture_output=True, text=True).stdout.strip().split("\n")[-1]
+print("tree: %s: %s" % (tree, summary))
+rd, codes = timed([[rseqdbg, "scan", "-r", "--with-tables", "--no-progress", tree]], 3)
+re_, _ = timed([["find", tree, "-type", "f", "-exec", "readelf", "-S", "{}", "+"]], 3)
+table("%s, walked" % tree, [("rseqdbg scan -r --with-tables", 3, rd),
+                            ("find -type f -exec readelf -S {} +", 3, re_)])
 print("load average at the end: %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() +
                                                                (os.cpu_count(),)))
 PYEOF

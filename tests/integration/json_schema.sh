@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Every command's JSON output matches its schema in schemas/ (JSON Schema draft 2020-12,
-# checked with python3-jsonschema): scan of every bundled fixture, of a file it cannot read
-# and of a live process with a thread inside a section; audit of the workloads (with their
-# findings), of a process and its checks list; step's lines (steps, passages, a thread found
+# checked with python3-jsonschema): scan of every bundled fixture, of a file it cannot read,
+# of a tree (-r: file_counts) and of a live process with a thread inside a section; audit of
+# the workloads (with their findings), of a tree, of a process and its checks list; step's lines (steps, passages, a thread found
 # inside a section, fork and exec events, the summary); trace's events, user-abort events,
 # summaries and --check; stat's document; and each command's error document. The schemas
 # allow no unknown member where the shape is stable and require every member the commands
@@ -74,6 +74,16 @@ done
 "$RSEQDBG" scan --json --pretty "$WL" "$PL" /nonexistent/file >"$TMP/scan-err.json" 2>/dev/null
 "$RSEQDBG" scan --json --addr 0x1 "$WL" >"$TMP/scan-addr.json" 2>/dev/null
 "$RSEQDBG" scan --json --bogus-option >"$TMP/scan-usage.json" 2>/dev/null
+# -r over a tree with a text file and an ELF file cut short: file_counts and an error entry
+mkdir -p "$TMP/tree/sub"
+cp tests/fixtures/bin/x86_64/cs-pie "$(type -P true)" "$TMP/tree/sub/"
+echo text >"$TMP/tree/notes"
+printf '\177ELF' >"$TMP/tree/cut"
+"$RSEQDBG" scan --json -r "$TMP/tree" >"$TMP/scan-tree.json" 2>/dev/null
+"$RSEQDBG" audit --json -r "$TMP/tree" >"$TMP/audit-tree.json" 2>/dev/null
+has "$TMP/scan-tree.json" '"file_counts":{'
+has "$TMP/scan-tree.json" '"error"'
+has "$TMP/audit-tree.json" '"file_counts":{'
 has "$TMP/scan-err.json" '"error"'
 has "$TMP/scan-all.json" '"exit":'
 "$SPIN" --iters 1000000 --spin 100000000 >/dev/null 2>&1 &
@@ -84,9 +94,9 @@ for _ in $(seq 20); do
 done
 has "$TMP/scan-pid.json" '"inside":{'
 has "$TMP/scan-pid.json" '"module":"/'
-valid "scan: files, fixtures of every machine, --addr, errors, --pid" scan.json \
+valid "scan: files, fixtures of every machine, --addr, errors, --pid, -r" scan.json \
 	"$TMP/scan-all.json" "$TMP/scan-err.json" "$TMP/scan-addr.json" "$TMP/scan-pid.json" \
-	"$TMP/scan-usage.json" tests/golden/scan/*.json
+	"$TMP/scan-usage.json" "$TMP/scan-tree.json" tests/golden/scan/*.json
 
 # --- audit ------------------------------------------------------------------------------------
 "$RSEQDBG" audit --json "$BUILD"/tests/workloads/* >"$TMP/audit-wl.json" 2>/dev/null
@@ -96,8 +106,8 @@ valid "scan: files, fixtures of every machine, --addr, errors, --pid" scan.json 
 "$RSEQDBG" audit --json --pid 4194304 >"$TMP/audit-nopid.json" 2>/dev/null
 has "$TMP/audit-wl.json" '"location":{'
 has "$TMP/audit-pid.json" '"modules"'
-valid "audit: workloads with findings, --list-checks, errors, --pid" audit.json \
-	"$TMP/audit-wl.json" "$TMP/audit-checks.json" "$TMP/audit-err.json" \
+valid "audit: workloads with findings, --list-checks, errors, --pid, -r" audit.json \
+	"$TMP/audit-wl.json" "$TMP/audit-checks.json" "$TMP/audit-err.json" "$TMP/audit-tree.json" \
 	"$TMP/audit-pid.json" "$TMP/audit-nopid.json" tests/golden/audit/*.json
 
 # --- step -------------------------------------------------------------------------------------

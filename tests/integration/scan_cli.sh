@@ -216,13 +216,15 @@ f = json.load(open(sys.argv[1]))["files"][0]
 sys.exit(not (f["sections"] == [] and f["tables"] == [] and f["exit_points"] == []))' \
 	"$TMP/norseq-json.out"
 
+# An ELF file cut short is bad; among several files one that is not ELF is skipped (bulk.sh).
+printf '\177ELF\2\1' >"$TMP/cut"
 printf 'not an ELF file\n' >"$TMP/text.txt"
-run mixed scan "$X86/cs-pie" "$TMP/missing" "$TMP/text.txt" "$X86/table2016"
+run mixed scan "$X86/cs-pie" "$TMP/missing" "$TMP/text.txt" "$TMP/cut" "$X86/table2016"
 check "good and bad files: exit 2" test "$(rc mixed)" -eq 2
 check "good and bad files: one line per bad file" test "$(lines "$TMP/mixed.err")" -eq 2
 check "good and bad files: lines name the files" bash -c "
 	sed -n 1p '$TMP/mixed.err' | grep -q '^rseqdbg: scan: $TMP/missing: ' &&
-	sed -n 2p '$TMP/mixed.err' | grep -q '^rseqdbg: scan: $TMP/text.txt: '"
+	sed -n 2p '$TMP/mixed.err' | grep -q '^rseqdbg: scan: $TMP/cut: '"
 check "good and bad files: good files still printed" bash -c "
 	grep -qx '$X86/cs-pie' '$TMP/mixed.out' && grep -qx '$X86/table2016' '$TMP/mixed.out'"
 run mixed-json scan --json "$X86/cs-pie" "$TMP/missing" "$X86/table2016"
