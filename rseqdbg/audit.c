@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "core/core.h"
+#include "core/modules.h"
 #include "elfscan-audit.h"
 #include "proc/maps.h"
 #include "proc/ptrace.h"
@@ -23,6 +25,7 @@ struct audit_opts {
 	bool sarif, list;
 	bool have_pid;
 	pid_t pid;
+	const char *core, *exe, *sysroot; /* --core, --exe, --sysroot */
 };
 
 /* One audited file or module. */
@@ -46,6 +49,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f, "Usage: rseqdbg audit [OPTIONS] FILE...\n"
 	       "       rseqdbg audit [OPTIONS] -p PID\n"
+	       "       rseqdbg audit [OPTIONS] --core CORE [--exe FILE] [--sysroot DIR]\n"
 	       "       rseqdbg audit --list-checks\n"
 	       "\n"
 	       "Check the rseq descriptor tables of ELF files and the code of their critical\n"
@@ -59,6 +63,11 @@ static void usage(FILE *f)
 	       "                       warning or info\n"
 	       "  -p, --pid PID        audit the modules mapped in a running process and compare\n"
 	       "                       signatures with those its threads registered\n"
+	       "      --core CORE      audit the modules a core file maps, each file checked\n"
+	       "                       against the core's build ID\n"
+	       "      --exe FILE       with --core: the program's file, when not where the core\n"
+	       "                       says it was\n"
+	       "      --sysroot DIR    with --core: read the files the core maps under DIR\n"
 	       "  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
 	       "      --pretty         print indented JSON (implies --json)\n"
 	       "      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
@@ -496,6 +505,8 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 		sarif_begin(w, paths, npaths);
 	} else if (rd.json) {
 		jw_obj_open(w);
+		if (o->core)
+			jw_kstr(w, "core", o->core);
 		if (o->have_pid) {
 			jw_ku64(w, "pid", (uint64_t)o->pid);
 			jw_key(w, "threads");
@@ -512,7 +523,7 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 			}
 			jw_arr_close(w);
 		}
-		jw_key(w, o->have_pid ? "modules" : "files");
+		jw_key(w, o->have_pid || o->core ? "modules" : "files");
 		jw_arr_open(w);
 	} else if (o->have_pid) {
 		printf("pid %d:", (int)o->pid);
@@ -525,6 +536,8 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 				       i + 1 < nth ? "," : "");
 		}
 		printf("\n");
+	} else if (o->core) {
+		printf("core %s:\n", rd_safe(o->core));
 	}
 }
 
@@ -625,12 +638,17 @@ static int audit_files(const struct audit_opts *o, char **paths, int n)
 		struct unit u = {.path = paths[i]};
 		int err = elfscan_open(paths[i], &eo, &u.es);
 
-		if (!err)
+		if (!err && elfscan_type(u.es) == ET_CORE)
+			/* Its tables would be those of whatever memory it holds */
+			run_error(&r, paths[i],
+				  "a core file: 'rseqdbg audit --core FILE' audits the modules "
+				  "it maps");
+		else if (!err)
 			err = audit_one(o, &u, NULL, 0);
 		if (err)
 			run_error(&r, paths[i],
 				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
-		else
+		else if (u.a)
 			run_unit(&r, &u);
 		elfscan_audit_free(u.a);
 		elfscan_close(u.es);
@@ -716,7 +734,71 @@ out:
 	return ret;
 }
 
-enum { OPT_CHECK = 256, OPT_SKIP, OPT_LIST, OPT_FAIL_ON, OPT_SARIF };
+/* The modules a core maps, each once its file is checked against the core's build ID. The
+ * signatures the threads registered are not in a core: none is compared. */
+static int audit_core(const struct audit_opts *o)
+{
+	struct elfscan_opts eo = {.sz = sizeof(eo)};
+	struct rd_modules mods = {0};
+	const char **paths = NULL;
+	struct run r = {.o = o};
+	struct rd_core *c;
+	size_t npaths = 0;
+	int err, ret;
+
+	err = rd_core_open(o->core, &c);
+	if (err)
+		return rd_error("%s: %s", o->core, rd_errmsg());
+	err = rd_core_modules(c, &eo, o->exe, o->sysroot, &mods);
+	if (err) {
+		ret = rd_error("%s: %s", o->core, strerror(-err));
+		goto out;
+	}
+	paths = calloc(mods.n + 1, sizeof(*paths));
+	if (!paths) {
+		ret = rd_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < mods.n; i++)
+		if (mods.v[i].es)
+			paths[npaths++] = mods.v[i].path;
+	for (size_t i = 0; i < mods.n; i++)
+		if (!mods.v[i].es)
+			rd_warn("%s: %s: not audited: %s", o->core, mods.v[i].path,
+				mods.v[i].err ? mods.v[i].err : "not scanned");
+	run_begin(&r, paths, npaths, NULL, 0);
+	for (size_t i = 0; i < mods.n; i++) {
+		const struct rd_module *m = &mods.v[i];
+		struct unit u = {.path = m->path, .es = m->es, .mod = m, .bias = m->bias};
+
+		if (!m->es)
+			continue;
+		err = audit_one(o, &u, NULL, 0);
+		if (err)
+			run_error(&r, m->path,
+				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		else
+			run_unit(&r, &u);
+		elfscan_audit_free(u.a);
+	}
+	ret = run_end(&r);
+out:
+	free(paths);
+	rd_modules_free(&mods);
+	rd_core_close(c);
+	return ret;
+}
+
+enum {
+	OPT_CHECK = 256,
+	OPT_SKIP,
+	OPT_LIST,
+	OPT_FAIL_ON,
+	OPT_SARIF,
+	OPT_CORE,
+	OPT_EXE,
+	OPT_SYSROOT
+};
 
 static int parse_fail_on(const char *s, enum elfscan_severity *sev)
 {
@@ -740,6 +822,9 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	    {"pid", required_argument, NULL, 'p'},
 	    {"sarif", no_argument, NULL, OPT_SARIF},
+	    {"core", required_argument, NULL, OPT_CORE},
+	    {"exe", required_argument, NULL, OPT_EXE},
+	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:", longopts, usage};
@@ -767,6 +852,15 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 		case OPT_SARIF:
 			o->sarif = true;
 			break;
+		case OPT_CORE:
+			o->core = optarg;
+			break;
+		case OPT_EXE:
+			o->exe = optarg;
+			break;
+		case OPT_SYSROOT:
+			o->sysroot = optarg;
+			break;
 		default:
 			return c;
 		}
@@ -789,12 +883,21 @@ int cmd_audit(int argc, char **argv)
 		rd.json = true; /* errors as a JSON object too */
 	if (o.list)
 		ret = list_checks();
-	else if (o.have_pid && optind < argc)
-		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg audit --help')");
-	else if (!o.have_pid && optind >= argc)
+	else if (o.have_pid && o.core)
+		ret = rd_error("--pid and --core: one process at a time (try 'rseqdbg audit "
+			       "--help')");
+	else if ((o.exe || o.sysroot) && !o.core)
+		ret = rd_error("%s goes with --core (try 'rseqdbg audit --help')",
+			       o.exe ? "--exe" : "--sysroot");
+	else if ((o.have_pid || o.core) && optind < argc)
+		ret = rd_error("%s takes no FILE arguments (try 'rseqdbg audit --help')",
+			       o.core ? "--core" : "--pid");
+	else if (!o.have_pid && !o.core && optind >= argc)
 		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");
 	else if (o.have_pid)
 		ret = audit_pid(&o);
+	else if (o.core)
+		ret = audit_core(&o);
 	else
 		ret = audit_files(&o, argv + optind, argc - optind);
 out:
