@@ -114,7 +114,7 @@ static int unzstd(int in)
 				goto out;
 			}
 			if (write(out, obuf, ob.pos) != (ssize_t)ob.pos) {
-				err = -errno ? -errno : -EIO;
+				err = errno ? -errno : -EIO;
 				rd_seterr("cannot write the decompressed core: %s", strerror(-err));
 				goto out;
 			}

@@ -69,7 +69,8 @@ static bool module_open(const struct rd_core *c, const struct elfscan_opts *opts
 	if (plen > sizeof(deleted) - 1 && !strcmp(path + plen - (sizeof(deleted) - 1), deleted) &&
 	    file_is_elf(path) < 0)
 		path[plen - (sizeof(deleted) - 1)] = '\0';
-	err = rd_core_build_id(c, mod->start, bid, sizeof(bid));
+	/* The headers are at the module's start when its first mapping is the file's start */
+	err = mod->first.offset ? -ENODATA : rd_core_build_id(c, mod->start, bid, sizeof(bid));
 	elf = file_is_elf(path);
 	if (!elf)
 		return false;

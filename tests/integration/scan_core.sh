@@ -21,9 +21,12 @@ if [ ! -x "$RSEQDBG" ] || [ ! -x "$CC" ]; then
 fi
 "$PY" -c 'import jsonschema' 2>/dev/null || PY=
 
-# schema_ok WHAT SCHEMA FILE: the document matches its schema
+# schema_ok WHAT SCHEMA FILE: the document matches its schema (a format no kernel changes:
+# not in the quick runs of the kernel matrix)
 schema_ok() {
-	if [ -z "$PY" ]; then
+	if quick; then
+		return
+	elif [ -z "$PY" ]; then
 		skip "$1: JSON schema" "python3-jsonschema not installed"
 	elif out=$("$PY" "$CHECK" "$TOP/schemas" "$2" "$3" 2>&1); then
 		pass "$1: JSON schema ($out)"
@@ -204,9 +207,11 @@ sys.exit(b["compression"] != "zstd" or a["compression"] is not None or
 else
 	fail "zstd core" "zstd not installed (scripts/deps.sh installs it)"
 fi
-printf '\3757zXZ\0junk' >"$TMP/core.xz"
-one_line_error "an xz core" "core.xz: a core compressed with xz (decompress it with" \
-	"$RSEQDBG" scan --core "$TMP/core.xz"
+if ! quick; then
+	printf '\3757zXZ\0junk' >"$TMP/core.xz"
+	one_line_error "an xz core" "core.xz: a core compressed with xz (decompress it with" \
+		"$RSEQDBG" scan --core "$TMP/core.xz"
+fi
 
 # --- audit of the modules a core maps ----------------------------------------------------------
 "$RSEQDBG" audit --json --core "$core" >"$TMP/audit.json" 2>"$TMP/audit.err"
