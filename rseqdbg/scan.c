@@ -821,12 +821,46 @@ static void print_rseq_text(const struct thread *t, const struct image *im)
 		       "rseq_cs", t->area.rseq_cs, t->armed_start, t->armed_post, t->armed_abort);
 }
 
+/* The section a thread is inside, and what becomes of it. */
+static void print_inside_text(const struct thread *t, const struct image *im,
+			      const struct rd_core_signal *sig)
+{
+	const struct rd_module *m = rd_modules_find(im->mods, t->in_abort);
+	bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
+	char loc[RD_LOC_LEN];
+	struct elfscan_loc fn;
+
+	rd_symbolize(t->in_mod ? t->in_mod->es : NULL,
+		     t->in_start - (t->in_mod ? t->in_mod->bias : 0), &fn);
+	printf("      %-10s%s, critical section [%#" PRIx64 ", %#" PRIx64 ") in %s\n", "inside",
+	       fn.func ? fn.func : "?", t->in_start, t->in_post, mod_name(t->in_mod));
+	rd_sym_str(m ? m->es : NULL, t->in_abort - (m ? m->bias : 0), loc, sizeof(loc));
+	if (sig && sig->fault)
+		printf("      %-10sthe fault is inside the section: it never committed, and what "
+		       "it stored\n"
+		       "      %-10sbefore the commit is no state other threads could rely on",
+		       "", "");
+	if (sig && sig->fault && aborts)
+		printf("; preempted here\n      %-10sinstead, it would have aborted to %#" PRIx64
+		       " %s\n",
+		       "", t->in_abort, loc);
+	else if (sig && sig->fault)
+		printf(" (its descriptor\n      %-10swas not armed)\n", "");
+	else if (aborts && im->core)
+		printf("      %-10sarmed: a preemption here would have aborted it, to %#" PRIx64
+		       " %s\n",
+		       "", t->in_abort, loc);
+	else if (aborts)
+		printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "", t->in_abort, loc);
+	else
+		printf("      %-10sno descriptor armed for it: %s\n", "",
+		       im->core ? "it would not have aborted" : "resuming does not abort");
+}
+
 static void print_thread_text(const struct thread *t, const struct image *im)
 {
 	const struct rd_core_signal *sig = signal_of(im, t);
-	const struct rd_modules *mods = im->mods;
 	char loc[RD_LOC_LEN + 256];
-	bool aborts;
 
 	printf("  tid %d", (int)t->tid);
 	if (t->traced_by) {
@@ -839,43 +873,15 @@ static void print_thread_text(const struct thread *t, const struct image *im)
 		return;
 	}
 	printf("      %-10s%#" PRIx64 " %s\n", "ip", t->ip,
-	       runtime_loc(mods, t->ip, loc, sizeof(loc)));
+	       runtime_loc(im->mods, t->ip, loc, sizeof(loc)));
 	if (sig) {
 		printf("      %-10s%s (code %d)", "signal", rd_signal_name(sig->signo), sig->code);
 		if (sig->have_addr)
 			printf(", address %#" PRIx64, sig->addr);
 		printf("%s\n", sig->fault ? ", raised by the instruction at ip" : "");
 	}
-	if (!t->inside)
-		return;
-	aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
-	{
-		const struct rd_module *m = rd_modules_find(mods, t->in_abort);
-		struct elfscan_loc fn;
-
-		rd_symbolize(t->in_mod ? t->in_mod->es : NULL,
-			     t->in_start - (t->in_mod ? t->in_mod->bias : 0), &fn);
-		printf("      %-10s%s, critical section [%#" PRIx64 ", %#" PRIx64 ") in %s\n",
-		       "inside", fn.func ? fn.func : "?", t->in_start, t->in_post,
-		       mod_name(t->in_mod));
-		rd_sym_str(m ? m->es : NULL, t->in_abort - (m ? m->bias : 0), loc, sizeof(loc));
-	}
-	if (sig && sig->fault)
-		printf("      %-10sthe fault is inside the section: it never committed, and what "
-		       "it stored\n"
-		       "      %-10sbefore the commit is no state other threads could rely on; "
-		       "preempted here\n"
-		       "      %-10sinstead, it would have aborted to %#" PRIx64 " %s\n",
-		       "", "", "", t->in_abort, loc);
-	else if (aborts && im->core)
-		printf("      %-10sarmed: a preemption here would have aborted it, to %#" PRIx64
-		       " %s\n",
-		       "", t->in_abort, loc);
-	else if (aborts)
-		printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "", t->in_abort, loc);
-	else
-		printf("      %-10sno descriptor armed for it: %s\n", "",
-		       im->core ? "it would not have aborted" : "resuming does not abort");
+	if (t->inside)
+		print_inside_text(t, im, sig);
 }
 
 static void print_thread_json(struct jw *w, const struct thread *t, const struct image *im)
