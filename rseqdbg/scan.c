@@ -755,6 +755,9 @@ static const char *runtime_loc(const struct rd_modules *mods, uint64_t addr, cha
 
 static const char *mem_error(const struct image *im, int err)
 {
+	if (im->core && err == -ENODATA && im->core->truncated)
+		return "not in the core (left out by coredump_filter, or past the end of the "
+		       "truncated core)";
 	if (im->core && err == -ENODATA)
 		return "not in the core (coredump_filter left its pages out)";
 	if (im->core && err == -EFAULT)
@@ -827,6 +830,9 @@ static void print_inside_text(const struct thread *t, const struct image *im,
 {
 	const struct rd_module *m = rd_modules_find(im->mods, t->in_abort);
 	bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
+	/* Whether rseq_cs was read, and the descriptor it names when it names one */
+	bool known =
+	    !t->cfg_err && t->cfg.abi_ptr && !t->area_err && (!t->area.rseq_cs || t->armed);
 	char loc[RD_LOC_LEN];
 	struct elfscan_loc fn;
 
@@ -844,14 +850,18 @@ static void print_inside_text(const struct thread *t, const struct image *im,
 		printf("; preempted here\n      %-10sinstead, it would have aborted to %#" PRIx64
 		       " %s\n",
 		       "", t->in_abort, loc);
-	else if (sig && sig->fault)
+	else if (sig && sig->fault && known)
 		printf(" (its descriptor\n      %-10swas not armed)\n", "");
+	else if (sig && sig->fault)
+		printf(" (whether its\n      %-10sdescriptor was armed is not known)\n", "");
 	else if (aborts && im->core)
 		printf("      %-10sarmed: a preemption here would have aborted it, to %#" PRIx64
 		       " %s\n",
 		       "", t->in_abort, loc);
 	else if (aborts)
 		printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "", t->in_abort, loc);
+	else if (!known)
+		printf("      %-10swhether its descriptor is armed is not known\n", "");
 	else
 		printf("      %-10sno descriptor armed for it: %s\n", "",
 		       im->core ? "it would not have aborted" : "resuming does not abort");
@@ -1216,6 +1226,9 @@ static void core_thread(struct thread *t, const struct rd_core_thread *ct, const
 	if (g->err == -ENOENT)
 		t->cfg_why = "no module defines glibc's __rseq_offset (glibc 2.35+ registers rseq "
 			     "and exports it)";
+	else if (g->err == -ENODATA && im->core->truncated)
+		t->cfg_why = "glibc's __rseq_offset is not in the core (left out by "
+			     "coredump_filter, or past the end of the truncated core)";
 	else if (g->err == -ENODATA)
 		t->cfg_why = "glibc's __rseq_offset is not in the core (coredump_filter left its "
 			     "page out)";
@@ -1264,6 +1277,8 @@ static int scan_core(const struct scan_opts *o)
 	err = rd_core_open(o->core, &c);
 	if (err)
 		return rd_error("%s: %s", o->core, rd_errmsg());
+	if (c->truncated)
+		rd_warn("%s: truncated: the memory past its end is not in the core", o->core);
 	im.core = c;
 	im.pid = c->pid;
 	err = rd_core_modules(c, &o->es, o->exe, o->sysroot, &mods);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -318,6 +319,7 @@ static int cmp_file(const void *a, const void *b)
 
 static int read_core(struct rd_core *c, Elf *elf)
 {
+	struct stat st;
 	GElf_Ehdr eh;
 	size_t phnum;
 	int err;
@@ -375,6 +377,18 @@ static int read_core(struct rd_core *c, Elf *elf)
 		c->signal.tid = c->threads[0].tid;
 		c->signal.signo = c->threads[0].cursig;
 		c->have_signal = true;
+	}
+	/* A core cut short (a full disk, a size limit) keeps the segments it has */
+	if (!fstat(c->fd, &st)) {
+		for (size_t i = 0; i < c->nsegs; i++) {
+			struct rd_core_seg *s = &c->segs[i];
+			uint64_t size = (uint64_t)st.st_size;
+
+			if (s->offset + s->filesz <= size)
+				continue;
+			c->truncated = true;
+			s->filesz = s->offset < size ? size - s->offset : 0;
+		}
 	}
 	qsort(c->segs, c->nsegs, sizeof(*c->segs), cmp_seg);
 	if (c->nfiles)

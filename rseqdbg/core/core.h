@@ -30,6 +30,7 @@ struct rd_core_signal {
 struct rd_core {
 	char *path;
 	const char *compression; /* "zstd" when read decompressed, else NULL */
+	bool truncated;		 /* shorter than its segments: their ends are not in it */
 	uint16_t machine;	 /* e_machine */
 	pid_t pid;
 	char comm[17]; /* NT_PRPSINFO's pr_fname */

@@ -268,6 +268,15 @@ sys.exit([m["file"] for m in d["modules"]] != [sys.argv[2]])' "$TMP/exe.json" "$
 import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(d[\"modules\"] or \"another build\" not in d[\"modules_not_scanned\"][0][\"error\"])' '$TMP/other.json'"
+	head -c "$(($(stat -c %s "$kcore") / 2))" "$kcore" >"$TMP/half"
+	"$RSEQDBG" scan --json --core "$TMP/half" >"$TMP/half.json" 2>"$TMP/half.err"
+	check "a truncated core: its threads, and a warning that it is cut short" bash -c "
+		[ $? -eq 0 ] && grep -q 'half: truncated: the memory past its end is not in the core' \
+			'$TMP/half.err' && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+tids = [int(l.split()[2].split(\"=\")[1]) for l in open(sys.argv[2]) if l.startswith(\"thread \")]
+sys.exit(sorted(t[\"tid\"] for t in d[\"threads\"]) != sorted(tids))' '$TMP/half.json' '$TMP/kc/rec.txt'"
 	one_line_error "scan of a core as a FILE" \
 		"a core file: 'rseqdbg scan --core FILE' shows" "$RSEQDBG" scan "$kcore"
 	one_line_error "audit of a core as a FILE" \
