@@ -1189,6 +1189,7 @@ struct glibc_rseq {
 	int err; /* -ENOENT: no module defines them; -ENODATA: not in the core */
 	int64_t offset;
 	uint32_t size;
+	size_t unscanned; /* modules whose file could not be read */
 };
 
 static void glibc_rseq(const struct image *im, struct glibc_rseq *g)
@@ -1196,6 +1197,9 @@ static void glibc_rseq(const struct image *im, struct glibc_rseq *g)
 	const struct rd_modules *mods = im->mods;
 
 	g->err = -ENOENT;
+	g->unscanned = 0;
+	for (size_t i = 0; i < mods->n; i++)
+		g->unscanned += !mods->v[i].es;
 	for (size_t i = 0; i < mods->n; i++) {
 		const struct rd_module *m = &mods->v[i];
 		uint64_t off_addr, size_addr;
@@ -1223,7 +1227,10 @@ static void core_thread(struct thread *t, const struct rd_core_thread *ct, const
 	t->tid = ct->tid;
 	t->ip = ct->ip;
 	t->cfg_err = g->err;
-	if (g->err == -ENOENT)
+	if (g->err == -ENOENT && g->unscanned)
+		t->cfg_why = "no module scanned defines glibc's __rseq_offset (the dynamic "
+			     "loader's file is missing or another build?)";
+	else if (g->err == -ENOENT)
 		t->cfg_why = "no module defines glibc's __rseq_offset (glibc 2.35+ registers rseq "
 			     "and exports it)";
 	else if (g->err == -ENODATA && im->core->truncated)
