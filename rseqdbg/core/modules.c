@@ -151,6 +151,13 @@ int rd_core_modules(const struct rd_core *c, const struct elfscan_opts *opts, co
 	}
 	mods->n = kept;
 	rd_modules_sort(mods);
+	for (size_t i = 0; exe && i < mods->n; i++)
+		if (is_program(c, &mods->v[i]))
+			return 0;
+	if (exe)
+		rd_warn("--exe %s: the core does not say where the program was mapped (no "
+			"NT_AUXV note): not used",
+			exe);
 	return 0;
 }
 
