@@ -515,14 +515,6 @@ int rd_core_read(const struct rd_core *c, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
-const struct rd_mapping *rd_core_file_at(const struct rd_core *c, uint64_t addr)
-{
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (c->files[i].start <= addr && addr < c->files[i].end)
-			return &c->files[i];
-	return NULL;
-}
-
 /* The build ID in a note segment's bytes (aligned as the segment says). */
 static bool note_build_id(const unsigned char *d, size_t len, size_t align, char *hex, size_t hlen)
 {

@@ -62,8 +62,6 @@ int rd_core_read(const struct rd_core *c, uint64_t addr, void *buf, size_t len);
 /* The GNU build ID (lowercase hex) of the ELF file mapped at start, from its headers in the
  * core. -ENODATA: the pages are not in the core; -ENOENT: the file has none. */
 int rd_core_build_id(const struct rd_core *c, uint64_t start, char *hex, size_t len);
-/* The NT_FILE mapping holding addr, NULL when none. */
-const struct rd_mapping *rd_core_file_at(const struct rd_core *c, uint64_t addr);
 /* "SIGSEGV", ... ("signal 42" past the known ones; the buffer is static). */
 const char *rd_signal_name(int signo);
 
