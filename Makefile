@@ -116,7 +116,7 @@ WARNFLAGS  := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -W
 CPPFLAGS   += -D_GNU_SOURCE -DRSEQDBG_VERSION='"$(VERSION)"' -DRSEQDBG_DATADIR='"$(DATADIR)"' \
 	      -Ilibelfscan -Irseqdbg -Ibpf -I$(BUILD)/bpf -I/usr/include/capstone -MMD -MP
 ALL_CFLAGS := $(CFLAGS) $(WARNFLAGS) $(SANFLAGS) -std=gnu11
-LIBS       := -lbpf -ldw -lelf -lcapstone -lmicrohttpd -lgnutls -lyaml -lcrypt -lz -lpthread
+LIBS       := -lbpf -ldw -lelf -lzstd -lcapstone -lmicrohttpd -lgnutls -lyaml -lcrypt -lz -lpthread
 # What libelfscan itself links (libelfscan.pc's Requires.private names the same)
 LIB_LIBS   := -ldw -lelf -lcapstone -lz
 LDFLAGS    += $(SANFLAGS)

@@ -23,7 +23,8 @@ breakpoint is set inside one (each hit aborts the section, which then never comp
 
 Sections come from rseqdbg, which decodes the tables, relocates them and finds each module's
 load bias: `rseqdbg scan --pid PID --json` once the program runs, `rseqdbg scan --json FILE`
-on each object file before; and from the descriptor the thread's rseq area points to at the
+on each object file before, `rseqdbg scan --core CORE --json` on a core file (where `rseq
+info` also shows each thread's rseq state when the core was written); and from the descriptor the thread's rseq area points to at the
 moment. rseqdbg is $RSEQDBG, else the one installed or built beside this script, else the
 first in PATH. Without a working rseqdbg the extension reads the __rseq_cs sections from the
 inferior's memory instead, and says so.
@@ -137,11 +138,13 @@ class Registry:
         self.file_cache = {}  # (realpath, mtime, size) -> sections of the file, file addresses
         self.sections = None
         self.pid = None
+        self.core_doc = None  # ((core, program), rseqdbg scan --core's document)
         self.warned = set()
         self.rseqdbg = _find_rseqdbg()
 
     def invalidate(self, *_):
         self.sections = None
+        self.core_doc = None
         _AREAS.clear()
 
     def _warn_once(self, key, why):
@@ -227,12 +230,27 @@ class Registry:
         prog = gdb.current_progspace().filename
         return os.path.realpath(prog) if prog else None
 
+    def scan_core(self, core):
+        """rseqdbg scan --core's document of the core gdb has loaded (cached), or None."""
+        prog = gdb.current_progspace().filename
+        key = (core, prog)
+        if self.core_doc is None or self.core_doc[0] != key:
+            args = ["--core", core] + (["--exe", prog] if prog else [])
+            self.core_doc = (key, self._scan(args, "--core %s" % core))
+        return self.core_doc[1]
+
     def load(self):
         inf = gdb.selected_inferior()
         pid = inf.pid if inf and inf.is_valid() else 0
-        if self.sections is not None and self.pid == pid:
+        core = _core_file()
+        if self.sections is not None and self.pid == (pid, core):
             return self.sections
-        if pid:
+        if core:
+            # The process is gone: rseqdbg reads the modules from the core's NT_FILE note.
+            doc = self.scan_core(core)
+            tables = None if doc is None else [
+                (m["path"], s) for m in doc.get("modules", []) for s in m.get("sections", [])]
+        elif pid:
             # Run-time addresses: rseqdbg finds each module's load bias.
             doc = self._scan(["--pid", str(pid)], "--pid %d" % pid)
             tables = None if doc is None else [
@@ -248,7 +266,7 @@ class Registry:
         else:
             sections = [_section(module, s) for module, s in tables]
         sections.sort(key=lambda s: s.start)
-        self.sections, self.pid = sections, pid
+        self.sections, self.pid = sections, (pid, core)
         return sections
 
     def find(self, addr, thread_desc=None):
@@ -269,6 +287,56 @@ def _section(module, s):
 
 
 REG = Registry()
+
+
+def _core_file():
+    """The core file gdb is looking at (no live process behind the inferior), or None."""
+    conn = getattr(gdb.selected_inferior(), "connection", None)
+    if conn is not None and getattr(conn, "type", "core") != "core":
+        return None
+    try:
+        out = gdb.execute("info target", to_string=True)
+    except gdb.error:
+        return None
+    m = re.search(r"Local core dump file:\s*`(.+)', file type", out)
+    return m.group(1) if m else None
+
+
+def _core_threads(doc):
+    """The per-thread rseq state of rseqdbg scan --core's document, as text lines."""
+    lines = []
+    sig = doc.get("signal")
+    if sig:
+        lines.append("signal %s (code %d)%s in thread %d%s" % (
+            sig["name"], sig["code"],
+            ", address 0x%x" % sig["addr"] if sig.get("addr") is not None else "", sig["tid"],
+            ", raised by its instruction" if sig["fault"] else ""))
+    lines.append("%d thread%s (from rseqdbg scan --core):" % (
+        len(doc["threads"]), "" if len(doc["threads"]) == 1 else "s"))
+    for t in doc["threads"]:
+        r = t.get("rseq")
+        if r:
+            area = "rseq area 0x%x cpu %s rseq_cs %s" % (
+                r["addr"], "?" if t["cpu_id"] is None else t["cpu_id"],
+                "?" if t["rseq_cs"] is None else "0x%x" % t["rseq_cs"])
+        else:
+            area = "no rseq area known"
+        missing = t.get("not_in_core") or []
+        if missing:
+            area += " (not in the core: %s)" % ", ".join(missing)
+        ip = "?" if t["ip"] is None else "0x%x" % t["ip"]
+        lines.append("  tid %d: %s, ip %s" % (t["tid"], area, ip))
+        i = t.get("inside")
+        if i:
+            at = i.get("at") or {}
+            src = " (%s:%d)" % (os.path.basename(at["file"]), at["line"]) \
+                if at.get("file") and at.get("line") else ""
+            fault = sig and sig["fault"] and sig["tid"] == t["tid"]
+            lines.append("    inside %s%s, critical section [0x%x, 0x%x), abort 0x%x%s" % (
+                (i.get("start") or {}).get("function") or "?", src, i["start_ip"],
+                i["post_commit_ip"], i["abort_ip"],
+                ": the fault is inside it, before its commit" if fault else ""))
+    return lines
 
 
 _AREAS = {}
@@ -677,7 +745,10 @@ class RseqInfo(gdb.Command):
 Each line: function, start, post_commit and abort addresses, exit points from the table,
 branches leaving the section found by decoding it (while the program runs), source location
 and object. Sections come from `rseqdbg scan --pid PID --json` (before the program runs,
-`rseqdbg scan --json FILE` on each object file)."""
+`rseqdbg scan --json FILE` on each object file). On a core file, `rseqdbg scan --core CORE
+--exe PROGRAM --json` gives them, and each thread's rseq state at the time of the dump: its
+rseq area, cpu_id, armed descriptor, instruction pointer and the section it was inside, with
+the signal that ended the process."""
 
     def __init__(self):
         super().__init__("rseq info", gdb.COMMAND_STATUS)
@@ -685,14 +756,17 @@ and object. Sections come from `rseqdbg scan --pid PID --json` (before the progr
     def invoke(self, arg, from_tty):
         REG.invalidate()
         secs = REG.load()
-        desc = _thread_descriptor() if gdb.selected_inferior().pid else None
-        if not secs and desc is None:
+        core = _core_file()
+        live = gdb.selected_inferior().pid and not core
+        desc = _thread_descriptor() if live else None
+        doc = REG.scan_core(core) if core else None
+        if not secs and desc is None and doc is None:
             gdb.write("No rseq critical sections in the loaded objects.\n")
             return
         gdb.write("%d rseq critical section%s:\n" % (len(secs), "" if len(secs) == 1 else "s"))
         arch = None
         try:
-            if gdb.selected_inferior().pid:
+            if live:
                 arch = gdb.selected_frame().architecture()
         except gdb.error:
             pass
@@ -709,6 +783,8 @@ and object. Sections come from `rseqdbg scan --pid PID --json` (before the progr
             gdb.write("armed in this thread (rseq_cs): %s start=0x%x post_commit=0x%x "
                       "abort=0x%x\n" % (desc.function or "?", desc.start, desc.post_commit,
                                         desc.abort))
+        if doc is not None:
+            gdb.write("".join(line + "\n" for line in _core_threads(doc)))
 
 
 def _count(arg, name):

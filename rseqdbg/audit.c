@@ -11,6 +11,8 @@
 #include "baseline.h"
 #include "bulk.h"
 #include "common.h"
+#include "core/core.h"
+#include "core/modules.h"
 #include "elfscan-audit.h"
 #include "proc/maps.h"
 #include "proc/ptrace.h"
@@ -31,6 +33,7 @@ struct audit_opts {
 	struct rd_suppressions sup;   /* --suppressions, --suppress */
 	bool have_sup;
 	struct rd_bulk_opts bulk;
+	const char *core, *exe, *sysroot; /* --core, --exe, --sysroot */
 };
 
 /* What the run makes of a finding, with a baseline or suppressions, or in JSON and SARIF. */
@@ -69,6 +72,7 @@ static void usage(FILE *f)
 	    f, "Usage: rseqdbg audit [OPTIONS] FILE...\n"
 	       "       rseqdbg audit [OPTIONS] -r DIR...\n"
 	       "       rseqdbg audit [OPTIONS] -p PID\n"
+	       "       rseqdbg audit [OPTIONS] --core CORE [--exe FILE] [--sysroot DIR]\n"
 	       "       rseqdbg audit --list-checks\n"
 	       "\n"
 	       "Check the rseq descriptor tables of ELF files and the code of their critical\n"
@@ -84,6 +88,11 @@ static void usage(FILE *f)
 	       "                       warning or info\n"
 	       "  -p, --pid PID        audit the modules mapped in a running process and compare\n"
 	       "                       signatures with those its threads registered\n"
+	       "      --core CORE      audit the modules a core file maps, each file checked\n"
+	       "                       against the core's build ID\n"
+	       "      --exe FILE       with --core: the program's file, when not where the core\n"
+	       "                       says it was\n"
+	       "      --sysroot DIR    with --core: read the files the core maps under DIR\n"
 	       "  -j, --json           print one JSON document (schema in rseqdbg-audit(1))\n"
 	       "      --pretty         print indented JSON (implies --json)\n"
 	       "      --sarif          print SARIF 2.1.0 (for code-scanning services)\n"
@@ -776,6 +785,8 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 		sarif_begin(w, paths, npaths);
 	} else if (rd.json) {
 		jw_obj_open(w);
+		if (o->core)
+			jw_kstr(w, "core", o->core);
 		if (o->have_pid) {
 			jw_ku64(w, "pid", (uint64_t)o->pid);
 			jw_key(w, "threads");
@@ -792,7 +803,7 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 			}
 			jw_arr_close(w);
 		}
-		jw_key(w, o->have_pid ? "modules" : "files");
+		jw_key(w, o->have_pid || o->core ? "modules" : "files");
 		jw_arr_open(w);
 	} else if (o->have_pid) {
 		printf("pid %d:", (int)o->pid);
@@ -805,6 +816,8 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 				       i + 1 < nth ? "," : "");
 		}
 		printf("\n");
+	} else if (o->core) {
+		printf("core %s:\n", rd_safe(o->core));
 	}
 }
 
@@ -957,17 +970,21 @@ static int audit_files(const struct audit_opts *o, char **operands, int n)
 	for (size_t i = 0; i < b.n; i++) {
 		const struct rd_entry *e = &b.v[i];
 		struct unit u = {.path = e->path};
+		const char *why = e->err; /* why it is not audited, besides err */
 		int err = 0;
 
 		rd_progress(i, b.n, e->path);
-		if (!e->err)
+		if (!why)
 			err = elfscan_open(e->path, &eo, &u.es);
-		if (!e->err && !err)
+		if (!why && !err && elfscan_type(u.es) == ET_CORE)
+			/* Its tables would be those of whatever memory it holds */
+			why = "a core file: 'rseqdbg audit --core FILE' audits the modules it maps";
+		if (!why && !err)
 			err = audit_one(o, &u, NULL, 0);
-		if (e->err || err) {
+		if (why || err) {
 			b.errors++;
 			run_error(&r, e->path,
-				  e->err		? e->err
+				  why			? why
 				  : elfscan_errmsg()[0] ? elfscan_errmsg()
 							: strerror(-err));
 		} else if (shown(&b, &u)) {
@@ -1062,6 +1079,61 @@ out:
 	return ret;
 }
 
+/* The modules a core maps, each once its file is checked against the core's build ID. The
+ * signatures the threads registered are not in a core: none is compared. */
+static int audit_core(const struct audit_opts *o)
+{
+	struct elfscan_opts eo = {.sz = sizeof(eo)};
+	struct rd_modules mods = {0};
+	const char **paths = NULL;
+	struct run r = {.o = o};
+	struct rd_core *c;
+	size_t npaths = 0;
+	int err, ret;
+
+	err = rd_core_open(o->core, &c);
+	if (err)
+		return rd_error("%s: %s", o->core, rd_errmsg());
+	err = rd_core_modules(c, &eo, o->exe, o->sysroot, &mods);
+	if (err) {
+		ret = rd_error("%s: %s", o->core, strerror(-err));
+		goto out;
+	}
+	paths = calloc(mods.n + 1, sizeof(*paths));
+	if (!paths) {
+		ret = rd_error("out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < mods.n; i++)
+		if (mods.v[i].es)
+			paths[npaths++] = mods.v[i].path;
+	for (size_t i = 0; i < mods.n; i++)
+		if (!mods.v[i].es)
+			rd_warn("%s: %s: not audited: %s", o->core, mods.v[i].path,
+				mods.v[i].err ? mods.v[i].err : "not scanned");
+	run_begin(&r, paths, npaths, NULL, 0);
+	for (size_t i = 0; i < mods.n; i++) {
+		const struct rd_module *m = &mods.v[i];
+		struct unit u = {.path = m->path, .es = m->es, .mod = m, .bias = m->bias};
+
+		if (!m->es)
+			continue;
+		err = audit_one(o, &u, NULL, 0);
+		if (err)
+			run_error(&r, m->path,
+				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		else
+			run_unit(&r, &u);
+		elfscan_audit_free(u.a);
+	}
+	ret = run_end(&r);
+out:
+	free(paths);
+	rd_modules_free(&mods);
+	rd_core_close(c);
+	return ret;
+}
+
 enum {
 	OPT_CHECK = 256,
 	OPT_SKIP,
@@ -1070,7 +1142,10 @@ enum {
 	OPT_SARIF,
 	OPT_BASELINE,
 	OPT_SUPPRESSIONS,
-	OPT_SUPPRESS
+	OPT_SUPPRESS,
+	OPT_CORE,
+	OPT_EXE,
+	OPT_SYSROOT
 };
 
 static int parse_fail_on(const char *s, enum elfscan_severity *sev)
@@ -1102,6 +1177,9 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
 	    {"strict", no_argument, NULL, RD_OPT_STRICT},
 	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
+	    {"core", required_argument, NULL, OPT_CORE},
+	    {"exe", required_argument, NULL, OPT_EXE},
+	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:r", longopts, usage};
@@ -1142,6 +1220,15 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 			if (rd_suppressions_add(&o->sup, optarg))
 				ret = rd_error("%s", rd_errmsg());
 			break;
+		case OPT_CORE:
+			o->core = optarg;
+			break;
+		case OPT_EXE:
+			o->exe = optarg;
+			break;
+		case OPT_SYSROOT:
+			o->sysroot = optarg;
+			break;
 		default:
 			if (!rd_bulk_option(&o->bulk, c))
 				return c;
@@ -1169,15 +1256,25 @@ int cmd_audit(int argc, char **argv)
 	}
 	if (o.list)
 		ret = list_checks();
-	else if (o.have_pid && optind < argc)
-		ret = rd_error("--pid takes no FILE arguments (try 'rseqdbg audit --help')");
-	else if (o.have_pid && (o.bulk.recursive || o.bulk.with_tables))
-		ret = rd_error("%s is for FILE arguments, not --pid (try 'rseqdbg audit --help')",
-			       o.bulk.recursive ? "-r/--recursive" : "--with-tables");
-	else if (!o.have_pid && optind >= argc)
+	else if (o.have_pid && o.core)
+		ret = rd_error("--pid and --core: one process at a time (try 'rseqdbg audit "
+			       "--help')");
+	else if ((o.exe || o.sysroot) && !o.core)
+		ret = rd_error("%s goes with --core (try 'rseqdbg audit --help')",
+			       o.exe ? "--exe" : "--sysroot");
+	else if ((o.have_pid || o.core) && optind < argc)
+		ret = rd_error("%s takes no FILE arguments (try 'rseqdbg audit --help')",
+			       o.core ? "--core" : "--pid");
+	else if ((o.have_pid || o.core) && (o.bulk.recursive || o.bulk.with_tables))
+		ret = rd_error("%s is for FILE arguments, not %s (try 'rseqdbg audit --help')",
+			       o.bulk.recursive ? "-r/--recursive" : "--with-tables",
+			       o.core ? "--core" : "--pid");
+	else if (!o.have_pid && !o.core && optind >= argc)
 		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");
 	else if (o.have_pid)
 		ret = audit_pid(&o);
+	else if (o.core)
+		ret = audit_core(&o);
 	else
 		ret = audit_files(&o, argv + optind, argc - optind);
 out:

@@ -15,6 +15,8 @@
 
 #include "bulk.h"
 #include "common.h"
+#include "core/core.h"
+#include "core/modules.h"
 #include "elfscan.h"
 #include "proc/maps.h"
 #include "proc/ptrace.h"
@@ -30,6 +32,9 @@ struct scan_opts {
 	bool have_pid;
 	pid_t pid;
 	struct rd_bulk_opts bulk;
+	const char *core;    /* --core */
+	const char *exe;     /* --exe */
+	const char *sysroot; /* --sysroot */
 };
 
 /* What one file or module block shows. Addresses printed are libelfscan's + bias. */
@@ -48,16 +53,23 @@ static void usage(FILE *f)
 		"Usage: rseqdbg scan [OPTIONS] FILE...\n"
 		"       rseqdbg scan [OPTIONS] -r DIR...\n"
 		"       rseqdbg scan [OPTIONS] -p PID\n"
+		"       rseqdbg scan [OPTIONS] --core CORE [--exe FILE] [--sysroot DIR]\n"
 		"\n"
 		"Decode the rseq critical-section tables of ELF files; or, with --pid, of every\n"
 		"module mapped in a running process, and show the rseq state of each of its\n"
-		"threads. Among several files (more than one FILE, or -r), files that are not\n"
-		"ELF are skipped and counted, and a summary line ends the output.\n"
+		"threads; or, with --core, the same of the process a core file was dumped from.\n"
+		"Among several files (more than one FILE, or -r), files that are not ELF are\n"
+		"skipped and counted, and a summary line ends the output.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json           print one JSON document (schema in rseqdbg-scan(1))\n"
 		"      --pretty         print indented JSON (implies --json)\n"
 		"  -p, --pid PID        scan the modules and threads of a running process\n"
+		"      --core CORE      scan the modules and threads of a core file (zstd-\n"
+		"                       compressed too, as systemd-coredump stores them)\n"
+		"      --exe FILE       with --core: the program's file, when not where the core\n"
+		"                       says it was\n"
+		"      --sysroot DIR    with --core: read the files the core maps under DIR\n"
 		"      --addr ADDR      show only the critical sections containing ADDR\n"
 		"      --no-debuginfo   do not read DWARF: functions from the symbol table only\n"
 		"      --debug-dir DIR  look for separate debug files under DIR (repeatable;\n"
@@ -70,7 +82,8 @@ static void usage(FILE *f)
 		"  -h, --help           print this help\n"
 		"\n"
 		"Exit status: 0 every file was scanned (with or without critical sections) or\n"
-		"skipped, 2 a file could not be scanned or the process could not be inspected.\n");
+		"skipped, 2 a file could not be scanned or the process or core could not be\n"
+		"inspected.\n");
 }
 
 /* Table names in the order the JSON schema lists them. */
@@ -288,6 +301,35 @@ static size_t orphan_exits(struct elfscan *es)
 	return n;
 }
 
+/* A core's module: what its build ID was checked against. */
+static const char *build_id_note(const struct rd_module *m)
+{
+	if (!m)
+		return "";
+	switch (m->build_id) {
+	case RD_BUILD_ID_MATCH:
+		return ", the core's too";
+	case RD_BUILD_ID_NOT_IN_CORE:
+		return " (not checked: the core lacks the file's headers)";
+	default:
+		return "";
+	}
+}
+
+static const char *build_id_json(enum rd_build_id_check c)
+{
+	switch (c) {
+	case RD_BUILD_ID_MATCH:
+		return "match";
+	case RD_BUILD_ID_NOT_IN_CORE:
+		return "not-in-core";
+	case RD_BUILD_ID_NONE:
+		return "none";
+	default:
+		return "mismatch";
+	}
+}
+
 static void print_view_text(const struct view *v, const struct scan_opts *o)
 {
 	struct elfscan *es = v->es;
@@ -304,7 +346,9 @@ static void print_view_text(const struct view *v, const struct scan_opts *o)
 		       v->mod->start, v->mod->end, v->bias);
 	printf("  format     %s, ELF%d, %s-endian, %s\n", elfscan_arch_name(es), elfscan_class(es),
 	       elfscan_big_endian(es) ? "big" : "little", type_text(es));
-	printf("  build-id   %s\n", bid ? bid : "none");
+	printf("  build-id   %s%s\n", bid ? bid : "none", build_id_note(v->mod));
+	if (v->mod && v->mod->file)
+		printf("  file       %s\n", rd_safe(v->mod->file));
 	printf("  tables     ");
 	for (size_t k = 0; k < NSOURCES; k++) {
 		if (!(src & source_order[k]))
@@ -443,6 +487,10 @@ static void print_view_json(const struct view *v)
 		jw_ku64(w, "end", v->mod->end);
 		jw_ku64(w, "bias", v->bias);
 	}
+	if (v->mod && v->mod->build_id != RD_BUILD_ID_UNCHECKED) {
+		jw_kstr(w, "build_id_check", build_id_json(v->mod->build_id));
+		jw_kstr(w, "file", v->mod->file ? v->mod->file : v->mod->path);
+	}
 	jw_key(w, "tables");
 	jw_arr_open(w);
 	for (size_t k = 0; k < NSOURCES; k++) {
@@ -483,6 +531,13 @@ static int scan_file(struct rd_bulk *b, const struct rd_entry *e, const struct s
 	err = elfscan_open(e->path, &o->es, &v.es);
 	if (err) {
 		rd_file_error(e->path, elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		return EXIT_ERROR;
+	}
+	if (elfscan_type(v.es) == ET_CORE) {
+		/* Its tables would be those of whatever memory it holds */
+		rd_file_error(e->path, "a core file: 'rseqdbg scan --core FILE' shows the modules "
+				       "and threads of its process");
+		elfscan_close(v.es);
 		return EXIT_ERROR;
 	}
 	if (!rd_bulk_count(b, v.es))
@@ -549,12 +604,21 @@ static int scan_files(int nfiles, char **files, const struct scan_opts *o)
 }
 
 /* -------------------------------------------------------------------------------------------
- * A running process
+ * A running process, or the process a core file was dumped from
  */
+
+/* Where the threads and memory of a process are read: a live process, or a core. */
+struct image {
+	pid_t pid;
+	const struct rd_core *core; /* NULL: the live process pid */
+	const struct rd_modules *mods;
+	const char *path; /* the core's, as the user named it */
+};
 
 struct thread {
 	pid_t tid;
-	int cfg_err; /* from PTRACE_GET_RSEQ_CONFIGURATION */
+	int cfg_err;	     /* from PTRACE_GET_RSEQ_CONFIGURATION, or the core's glibc variables */
+	const char *cfg_why; /* a core: why the configuration is unknown, with cfg_err */
 	struct rd_rseq_config cfg;
 	int area_err; /* reading struct rseq */
 	struct rd_rseq_area area;
@@ -562,6 +626,7 @@ struct thread {
 	uint64_t ip;
 	/* The descriptor rseq_cs points to, when it could be read. */
 	bool armed;
+	int desc_err;
 	uint64_t armed_start, armed_post, armed_abort;
 	/* Where the IP is: a section from the tables, or only the armed descriptor's range. */
 	bool inside;
@@ -571,21 +636,49 @@ struct thread {
 	int traced_by; /* a debugger holds the thread: not inspected */
 };
 
-static void thread_where(struct thread *t, const struct rd_modules *mods)
+/* The descriptor at addr: from the process's memory, else (a core that left it out) from
+ * the tables of the module that holds it, which give it as the loader relocated it. */
+static int read_descriptor(const struct image *im, pid_t tid, uint64_t addr, uint64_t *start,
+			   uint64_t *post, uint64_t *abort_ip)
 {
+	const struct rd_module *m;
 	unsigned char d[32];
 	uint64_t off;
+	int err;
 
-	if (t->area_err || !t->area.rseq_cs || rd_read_mem(t->tid, t->area.rseq_cs, d, sizeof(d)))
-		t->armed = false;
-	else
-		t->armed = true;
-	if (t->armed) {
+	err = im->core ? rd_core_read(im->core, addr, d, sizeof(d))
+		       : rd_read_mem(tid, addr, d, sizeof(d));
+	if (!err) {
 		/* struct rseq_cs: u32 version, flags; u64 start_ip, post_commit_offset, abort */
-		memcpy(&t->armed_start, d + 8, 8);
+		memcpy(start, d + 8, 8);
 		memcpy(&off, d + 16, 8);
-		memcpy(&t->armed_abort, d + 24, 8);
-		t->armed_post = t->armed_start + off;
+		memcpy(abort_ip, d + 24, 8);
+		*post = *start + off;
+		return 0;
+	}
+	m = im->core ? rd_modules_find(im->mods, addr) : NULL;
+	for (size_t i = 0; m && m->es && i < elfscan_count(m->es); i++) {
+		const struct elfscan_cs *c = elfscan_get(m->es, i);
+
+		if (c->desc_addr + m->bias == addr && c->version == 0) {
+			*start = c->start_ip + m->bias;
+			*post = c->post_commit_ip + m->bias;
+			*abort_ip = c->abort_ip + m->bias;
+			return 0;
+		}
+	}
+	return err;
+}
+
+static void thread_where(struct thread *t, const struct image *im)
+{
+	const struct rd_modules *mods = im->mods;
+
+	t->armed = false;
+	if (!t->area_err && t->area.rseq_cs) {
+		t->desc_err = read_descriptor(im, t->tid, t->area.rseq_cs, &t->armed_start,
+					      &t->armed_post, &t->armed_abort);
+		t->armed = !t->desc_err;
 	}
 	if (t->ip_err)
 		return;
@@ -605,7 +698,7 @@ static void thread_where(struct thread *t, const struct rd_modules *mods)
 	}
 }
 
-static int thread_inspect(struct thread *t, const struct rd_modules *mods)
+static int thread_inspect(struct thread *t, const struct image *im)
 {
 	int sig, err;
 
@@ -618,7 +711,7 @@ static int thread_inspect(struct thread *t, const struct rd_modules *mods)
 	else
 		t->area_err = t->cfg_err;
 	t->ip_err = rd_pt_getpc(t->tid, &t->ip);
-	thread_where(t, mods);
+	thread_where(t, im);
 	/* Running again as before; a thread stopped inside a section aborts now, as it would
 	 * after any preemption. */
 	rd_thread_release(t->tid, sig);
@@ -700,81 +793,148 @@ static const char *runtime_loc(const struct rd_modules *mods, uint64_t addr, cha
 	return buf;
 }
 
-static void print_thread_text(const struct thread *t, const struct rd_modules *mods)
+static const char *mem_error(const struct image *im, int err)
 {
-	char loc[RD_LOC_LEN + 256];
+	if (im->core && err == -ENODATA && im->core->truncated)
+		return "not in the core (left out by coredump_filter, or past the end of the "
+		       "truncated core)";
+	if (im->core && err == -ENODATA)
+		return "not in the core (coredump_filter left its pages out)";
+	if (im->core && err == -EFAULT)
+		return "not mapped in the core";
+	return strerror(-err);
+}
+
+/* The thread of a core that took the signal, when it is t. */
+static const struct rd_core_signal *signal_of(const struct image *im, const struct thread *t)
+{
+	if (!im->core || !im->core->have_signal || im->core->signal.tid != t->tid)
+		return NULL;
+	return &im->core->signal;
+}
+
+static void print_rseq_text(const struct thread *t, const struct image *im)
+{
 	size_t bad, total;
+
+	if (im->core && t->cfg_err) {
+		printf("  rseq area unknown: %s\n", t->cfg_why);
+		return;
+	}
+	if (t->cfg_err == -EIO) {
+		printf("  rseq configuration unknown (PTRACE_GET_RSEQ_CONFIGURATION needs "
+		       "Linux 5.13)\n");
+		return;
+	}
+	if (t->cfg_err) {
+		printf("  rseq configuration unreadable: %s\n", strerror(-t->cfg_err));
+		return;
+	}
+	if (!t->cfg.abi_ptr) {
+		printf("  no rseq area registered%s\n",
+		       im->core ? " (glibc's __rseq_size is 0)" : "");
+		return;
+	}
+	printf("  rseq area %#" PRIx64 " (%" PRIu32 " bytes, flags %#" PRIx32 ")", t->cfg.abi_ptr,
+	       t->cfg.abi_size, t->cfg.flags);
+	if (t->area_err)
+		printf("  unreadable: %s\n", mem_error(im, t->area_err));
+	else
+		printf("  cpu %" PRIu32 "\n", t->area.cpu_id);
+	bad = sig_mismatches(im->mods, t->cfg.signature, &total);
+	printf("      %-10s%#010" PRIx32 "%s", "signature", t->cfg.signature,
+	       im->core ? " (glibc's)" : "");
+	if (!total)
+		printf(" (no critical section in the modules to compare)\n");
+	else if (!bad)
+		printf(", as %zu critical section%s of the modules expect%s\n", total,
+		       total == 1 ? "" : "s", total == 1 ? "s" : "");
+	else
+		printf(", but %zu of %zu critical sections expect another: their abort "
+		       "would kill the thread\n",
+		       bad, total);
+	if (!t->area_err && !t->area.rseq_cs)
+		printf("      %-10s0 (no critical section armed)\n", "rseq_cs");
+	else if (!t->area_err && !t->armed)
+		printf("      %-10s%#" PRIx64 " (descriptor unreadable: %s)\n", "rseq_cs",
+		       t->area.rseq_cs, mem_error(im, t->desc_err));
+	else if (!t->area_err)
+		printf("      %-10s%#" PRIx64 " -> [%#" PRIx64 ", %#" PRIx64 "), abort %#" PRIx64
+		       "\n",
+		       "rseq_cs", t->area.rseq_cs, t->armed_start, t->armed_post, t->armed_abort);
+}
+
+/* The section a thread is inside, and what becomes of it. */
+static void print_inside_text(const struct thread *t, const struct image *im,
+			      const struct rd_core_signal *sig)
+{
+	const struct rd_module *m = rd_modules_find(im->mods, t->in_abort);
+	bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
+	/* Whether rseq_cs was read, and the descriptor it names when it names one */
+	bool known =
+	    !t->cfg_err && t->cfg.abi_ptr && !t->area_err && (!t->area.rseq_cs || t->armed);
+	char loc[RD_LOC_LEN];
+	struct elfscan_loc fn;
+
+	rd_symbolize(t->in_mod ? t->in_mod->es : NULL,
+		     t->in_start - (t->in_mod ? t->in_mod->bias : 0), &fn);
+	printf("      %-10s%s, critical section [%#" PRIx64 ", %#" PRIx64 ") in %s\n", "inside",
+	       fn.func ? fn.func : "?", t->in_start, t->in_post, mod_name(t->in_mod));
+	rd_sym_str(m ? m->es : NULL, t->in_abort - (m ? m->bias : 0), loc, sizeof(loc));
+	if (sig && sig->fault)
+		printf("      %-10sthe fault is inside the section: it never committed, and what "
+		       "it stored\n"
+		       "      %-10sbefore the commit is no state other threads could rely on",
+		       "", "");
+	if (sig && sig->fault && aborts)
+		printf("; preempted here\n      %-10sinstead, it would have aborted to %#" PRIx64
+		       " %s\n",
+		       "", t->in_abort, loc);
+	else if (sig && sig->fault && known)
+		printf(" (its descriptor\n      %-10swas not armed)\n", "");
+	else if (sig && sig->fault)
+		printf(" (whether its\n      %-10sdescriptor was armed is not known)\n", "");
+	else if (aborts && im->core)
+		printf("      %-10sarmed: a preemption here would have aborted it, to %#" PRIx64
+		       " %s\n",
+		       "", t->in_abort, loc);
+	else if (aborts)
+		printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "", t->in_abort, loc);
+	else if (!known)
+		printf("      %-10swhether its descriptor is armed is not known\n", "");
+	else
+		printf("      %-10sno descriptor armed for it: %s\n", "",
+		       im->core ? "it would not have aborted" : "resuming does not abort");
+}
+
+static void print_thread_text(const struct thread *t, const struct image *im)
+{
+	const struct rd_core_signal *sig = signal_of(im, t);
+	char loc[RD_LOC_LEN + 256];
 
 	printf("  tid %d", (int)t->tid);
 	if (t->traced_by) {
 		printf("  not inspected: traced by pid %d\n", t->traced_by);
 		return;
 	}
-	if (t->cfg_err == -EIO) {
-		printf("  rseq configuration unknown (PTRACE_GET_RSEQ_CONFIGURATION needs "
-		       "Linux 5.13)\n");
-	} else if (t->cfg_err) {
-		printf("  rseq configuration unreadable: %s\n", strerror(-t->cfg_err));
-	} else if (!t->cfg.abi_ptr) {
-		printf("  no rseq area registered\n");
-	} else {
-		printf("  rseq area %#" PRIx64 " (%" PRIu32 " bytes, flags %#" PRIx32 ")",
-		       t->cfg.abi_ptr, t->cfg.abi_size, t->cfg.flags);
-		if (t->area_err)
-			printf("  unreadable: %s\n", strerror(-t->area_err));
-		else
-			printf("  cpu %" PRIu32 "\n", t->area.cpu_id);
-		bad = sig_mismatches(mods, t->cfg.signature, &total);
-		printf("      %-10s%#010" PRIx32, "signature", t->cfg.signature);
-		if (!total)
-			printf(" (no critical section in the modules to compare)\n");
-		else if (!bad)
-			printf(", as %zu critical section%s of the modules expect%s\n", total,
-			       total == 1 ? "" : "s", total == 1 ? "s" : "");
-		else
-			printf(", but %zu of %zu critical sections expect another: their abort "
-			       "would kill the thread\n",
-			       bad, total);
-		if (!t->area_err && !t->area.rseq_cs)
-			printf("      %-10s0 (no critical section armed)\n", "rseq_cs");
-		else if (!t->area_err && !t->armed)
-			printf("      %-10s%#" PRIx64 " (descriptor unreadable)\n", "rseq_cs",
-			       t->area.rseq_cs);
-		else if (!t->area_err)
-			printf("      %-10s%#" PRIx64 " -> [%#" PRIx64 ", %#" PRIx64
-			       "), abort %#" PRIx64 "\n",
-			       "rseq_cs", t->area.rseq_cs, t->armed_start, t->armed_post,
-			       t->armed_abort);
-	}
+	print_rseq_text(t, im);
 	if (t->ip_err) {
 		printf("      %-10sunreadable: %s\n", "ip", strerror(-t->ip_err));
 		return;
 	}
 	printf("      %-10s%#" PRIx64 " %s\n", "ip", t->ip,
-	       runtime_loc(mods, t->ip, loc, sizeof(loc)));
-	if (t->inside) {
-		bool aborts = t->armed && t->ip >= t->armed_start && t->ip < t->armed_post;
-		struct elfscan_loc fn;
-
-		rd_symbolize(t->in_mod ? t->in_mod->es : NULL,
-			     t->in_start - (t->in_mod ? t->in_mod->bias : 0), &fn);
-		printf("      %-10s%s, critical section [%#" PRIx64 ", %#" PRIx64 ") in %s\n",
-		       "inside", fn.func ? fn.func : "?", t->in_start, t->in_post,
-		       mod_name(t->in_mod));
-		if (aborts) {
-			const struct rd_module *m = rd_modules_find(mods, t->in_abort);
-
-			rd_sym_str(m ? m->es : NULL, t->in_abort - (m ? m->bias : 0), loc,
-				   sizeof(loc));
-			printf("      %-10sresuming aborts it, to %#" PRIx64 " %s\n", "",
-			       t->in_abort, loc);
-		} else
-			printf("      %-10sno descriptor armed for it: resuming does not abort\n",
-			       "");
+	       runtime_loc(im->mods, t->ip, loc, sizeof(loc)));
+	if (sig) {
+		printf("      %-10s%s (code %d)", "signal", rd_signal_name(sig->signo), sig->code);
+		if (sig->have_addr)
+			printf(", address %#" PRIx64, sig->addr);
+		printf("%s\n", sig->fault ? ", raised by the instruction at ip" : "");
 	}
+	if (t->inside)
+		print_inside_text(t, im, sig);
 }
 
-static void print_thread_json(struct jw *w, const struct thread *t, const struct rd_modules *mods)
+static void print_thread_json(struct jw *w, const struct thread *t, const struct image *im)
 {
 	jw_obj_open(w);
 	jw_ku64(w, "tid", (uint64_t)t->tid);
@@ -818,15 +978,25 @@ static void print_thread_json(struct jw *w, const struct thread *t, const struct
 			     m ? m->path : NULL);
 		jw_obj_close(w);
 	}
+	if (im->core) {
+		/* What the answer needed that the core left out */
+		jw_key(w, "not_in_core");
+		jw_arr_open(w);
+		if (t->cfg_err == -ENODATA)
+			jw_str(w, "__rseq_offset");
+		if (!t->cfg_err && t->cfg.abi_ptr && t->area_err == -ENODATA)
+			jw_str(w, "rseq area");
+		if (!t->area_err && t->area.rseq_cs && t->desc_err == -ENODATA)
+			jw_str(w, "rseq_cs descriptor");
+		jw_arr_close(w);
+	}
 	jw_obj_close(w);
-	(void)mods;
 }
 
 /* Stop each thread briefly to read its rseq state; a thread that exited meanwhile, or a main
  * thread that exited before the others, is dropped (tid 0). With a debugger of ours holding
  * them, none is inspected. */
-static int inspect_threads(pid_t pid, struct thread *threads, size_t n,
-			   const struct rd_modules *mods)
+static int inspect_threads(pid_t pid, struct thread *threads, size_t n, const struct image *im)
 {
 	/* The debugger that runs us holds the threads: the modules are what it asks for. */
 	int err, debugger = rd_debugger_ancestor(pid);
@@ -841,7 +1011,7 @@ static int inspect_threads(pid_t pid, struct thread *threads, size_t n,
 			threads[i].cfg_err = threads[i].area_err = threads[i].ip_err = -EBUSY;
 			continue;
 		}
-		err = thread_inspect(&threads[i], mods);
+		err = thread_inspect(&threads[i], im);
 		if (err == -ESRCH)
 			threads[i].tid = 0;
 		else if (err)
@@ -851,14 +1021,20 @@ static int inspect_threads(pid_t pid, struct thread *threads, size_t n,
 }
 
 /* The modules with sections to show, first nshown of views; *nbroken could not be scanned. */
-static int collect_views(const struct scan_opts *o, const struct rd_modules *mods,
-			 struct view *views, size_t *nshown, size_t *nbroken)
+static int collect_views(const struct scan_opts *o, const struct image *im, struct view *views,
+			 size_t *nshown, size_t *nbroken)
 {
+	const struct rd_modules *mods = im->mods;
+
 	for (size_t m = 0; m < mods->n; m++) {
 		struct view *v = &views[*nshown];
 
 		if (!mods->v[m].es) {
-			rd_warn("pid %d: %s: %s", (int)o->pid, mods->v[m].path, mods->v[m].err);
+			if (im->core)
+				rd_warn("%s: %s: %s", im->path, mods->v[m].path, mods->v[m].err);
+			else
+				rd_warn("pid %d: %s: %s", (int)o->pid, mods->v[m].path,
+					mods->v[m].err);
 			(*nbroken)++;
 			continue;
 		}
@@ -874,39 +1050,112 @@ static int collect_views(const struct scan_opts *o, const struct rd_modules *mod
 	return 0;
 }
 
-static void print_pid_json(pid_t pid, const struct view *views, size_t nshown,
-			   const struct thread *threads, size_t nthreads,
-			   const struct rd_modules *mods)
+static void print_core_json_head(struct jw *w, const struct image *im)
 {
+	const struct rd_core *c = im->core;
+	const struct rd_core_signal *s = &c->signal;
+
+	jw_kstr(w, "core", im->path);
+	jw_kstr(w, "compression", c->compression);
+	jw_ku64(w, "pid", (uint64_t)c->pid);
+	jw_kstr(w, "comm", c->comm[0] ? c->comm : NULL);
+	jw_ku64(w, "machine", c->machine);
+	jw_key(w, "signal");
+	if (!c->have_signal) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_open(w);
+	jw_ku64(w, "tid", (uint64_t)s->tid);
+	jw_ku64(w, "signo", (uint64_t)s->signo);
+	jw_kstr(w, "name", rd_signal_name(s->signo));
+	jw_ki64(w, "code", s->code);
+	jw_key(w, "addr");
+	if (s->have_addr)
+		jw_u64(w, s->addr);
+	else
+		jw_null(w);
+	jw_kbool(w, "fault", s->fault);
+	jw_obj_close(w);
+}
+
+static void print_pid_json(const struct image *im, const struct view *views, size_t nshown,
+			   const struct thread *threads, size_t nthreads)
+{
+	const struct rd_modules *mods = im->mods;
 	struct jw *w = rd.jw;
 
 	jw_obj_open(w);
-	jw_ku64(w, "pid", (uint64_t)pid);
+	if (im->core)
+		print_core_json_head(w, im);
+	else
+		jw_ku64(w, "pid", (uint64_t)im->pid);
 	jw_key(w, "modules");
 	jw_arr_open(w);
 	for (size_t i = 0; i < nshown; i++)
 		print_view_json(&views[i]);
 	jw_arr_close(w);
 	jw_ku64(w, "modules_without_sections", mods->n - nshown);
+	if (im->core) {
+		jw_key(w, "modules_not_scanned");
+		jw_arr_open(w);
+		for (size_t i = 0; i < mods->n; i++) {
+			if (mods->v[i].es)
+				continue;
+			jw_obj_open(w);
+			jw_kstr(w, "path", mods->v[i].path);
+			jw_kstr(w, "error", mods->v[i].err);
+			jw_obj_close(w);
+		}
+		jw_arr_close(w);
+	}
 	jw_key(w, "threads");
 	jw_arr_open(w);
 	for (size_t i = 0; i < nthreads; i++) {
 		if (threads[i].tid)
-			print_thread_json(w, &threads[i], mods);
+			print_thread_json(w, &threads[i], im);
 	}
 	jw_arr_close(w);
 	jw_obj_close(w);
 	jw_end(w);
 }
 
-static void print_pid_text(const struct scan_opts *o, const struct view *views, size_t nshown,
-			   size_t nbroken, const struct thread *threads, size_t nthreads,
-			   const struct rd_modules *mods)
+static void print_core_head(const struct image *im)
 {
+	const struct rd_core *c = im->core;
+	const struct rd_core_signal *s = &c->signal;
+
+	printf("core %s: pid %d", rd_safe(im->path), (int)c->pid);
+	if (c->comm[0])
+		printf(" (%s)", rd_safe(c->comm));
+	printf(", %s%s\n", c->machine == EM_AARCH64 ? "aarch64" : "x86_64",
+	       c->compression ? ", read through zstd" : "");
+	if (c->have_signal) {
+		printf("  signal %s (code %d)", rd_signal_name(s->signo), s->code);
+		if (s->have_addr)
+			printf(", address %#" PRIx64, s->addr);
+		printf(" in tid %d%s\n", (int)s->tid,
+		       s->fault ? ", raised by its instruction" : "");
+	}
+	if (!c->have_files)
+		printf("  no NT_FILE note: the core names no mapped files\n");
+}
+
+static void print_pid_text(const struct scan_opts *o, const struct image *im,
+			   const struct view *views, size_t nshown, size_t nbroken,
+			   const struct thread *threads, size_t nthreads)
+{
+	const struct rd_modules *mods = im->mods;
 	size_t nlive = 0;
 
-	printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid, nshown,
-	       nshown == 1 ? "" : "s", mods->n - nshown);
+	if (im->core) {
+		print_core_head(im);
+		printf("%zu module%s with rseq critical sections, %zu without", nshown,
+		       nshown == 1 ? "" : "s", mods->n - nshown);
+	} else {
+		printf("pid %d: %zu module%s with rseq critical sections, %zu without", (int)o->pid,
+		       nshown, nshown == 1 ? "" : "s", mods->n - nshown);
+	}
 	if (nbroken)
 		printf(" (%zu not scanned)", nbroken);
 	printf("\n");
@@ -919,19 +1168,42 @@ static void print_pid_text(const struct scan_opts *o, const struct view *views, 
 	printf("\nthreads: %zu\n", nlive);
 	for (size_t i = 0; i < nthreads; i++) {
 		if (threads[i].tid)
-			print_thread_text(&threads[i], mods);
+			print_thread_text(&threads[i], im);
 	}
+}
+
+/* Print the modules and threads of a process or core (views made here). */
+static int print_image(const struct scan_opts *o, const struct image *im,
+		       const struct thread *threads, size_t nthreads)
+{
+	size_t nshown = 0, nbroken = 0;
+	struct view *views = calloc(im->mods->n ? im->mods->n : 1, sizeof(*views));
+	int ret = EXIT_OK;
+
+	if (!views || collect_views(o, im, views, &nshown, &nbroken)) {
+		ret = rd_error("out of memory");
+		goto out;
+	}
+	if (rd.json)
+		print_pid_json(im, views, nshown, threads, nthreads);
+	else
+		print_pid_text(o, im, views, nshown, nbroken, threads, nthreads);
+out:
+	for (size_t i = 0; views && i < im->mods->n; i++)
+		free(views[i].cs);
+	free(views);
+	return ret;
 }
 
 static int scan_pid(const struct scan_opts *o)
 {
 	struct rd_modules mods = {0};
+	struct image im = {.pid = o->pid, .mods = &mods};
 	struct thread *threads = NULL;
-	size_t nthreads = 0, nshown = 0, nbroken = 0;
-	struct view *views = NULL;
+	size_t nthreads = 0;
 	struct stat st;
 	char path[64];
-	int err, ret = EXIT_OK;
+	int err, ret;
 
 	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
 	if (o->pid <= 0 || stat(path, &st))
@@ -941,26 +1213,137 @@ static int scan_pid(const struct scan_opts *o)
 		return rd_pid_error(o->pid, err);
 	err = list_threads(o->pid, &threads, &nthreads);
 	if (!err)
-		err = inspect_threads(o->pid, threads, nthreads, &mods);
-	if (err) {
+		err = inspect_threads(o->pid, threads, nthreads, &im);
+	if (err)
 		ret = rd_pid_error(o->pid, err);
-		goto out;
-	}
-	views = calloc(mods.n ? mods.n : 1, sizeof(*views));
-	if (!views || collect_views(o, &mods, views, &nshown, &nbroken)) {
-		ret = rd_error("out of memory");
-		goto out;
-	}
-	if (rd.json)
-		print_pid_json(o->pid, views, nshown, threads, nthreads, &mods);
 	else
-		print_pid_text(o, views, nshown, nbroken, threads, nthreads, &mods);
-out:
-	for (size_t i = 0; views && i < mods.n; i++)
-		free(views[i].cs);
-	free(views);
+		ret = print_image(o, &im, threads, nthreads);
 	free(threads);
 	rd_modules_free(&mods);
+	return ret;
+}
+
+/* glibc's __rseq_offset and __rseq_size (2.35+), in the core's memory at the module that
+ * defines them (ld.so, or a static program). */
+struct glibc_rseq {
+	int err; /* -ENOENT: no module defines them; -ENODATA: not in the core */
+	int64_t offset;
+	uint32_t size;
+	size_t unscanned; /* modules whose file could not be read */
+};
+
+static void glibc_rseq(const struct image *im, struct glibc_rseq *g)
+{
+	const struct rd_modules *mods = im->mods;
+
+	g->err = -ENOENT;
+	g->unscanned = 0;
+	for (size_t i = 0; i < mods->n; i++)
+		g->unscanned += !mods->v[i].es;
+	for (size_t i = 0; i < mods->n; i++) {
+		const struct rd_module *m = &mods->v[i];
+		uint64_t off_addr, size_addr;
+
+		if (rd_module_symbol(m, "__rseq_offset", &off_addr) ||
+		    rd_module_symbol(m, "__rseq_size", &size_addr))
+			continue;
+		/* Written by the loader: only the core has them, never the file. */
+		g->err = rd_core_read(im->core, off_addr + m->bias, &g->offset, sizeof(g->offset));
+		if (!g->err)
+			g->err =
+			    rd_core_read(im->core, size_addr + m->bias, &g->size, sizeof(g->size));
+		if (g->err == -EFAULT)
+			g->err = -ENODATA;
+		return;
+	}
+}
+
+static void core_thread(struct thread *t, const struct rd_core_thread *ct, const struct image *im,
+			const struct glibc_rseq *g, uint32_t sig)
+{
+	unsigned char raw[RD_RSEQ_AREA_BYTES];
+	size_t len;
+
+	t->tid = ct->tid;
+	t->ip = ct->ip;
+	t->cfg_err = g->err;
+	if (g->err == -ENOENT && g->unscanned)
+		t->cfg_why = "no module scanned defines glibc's __rseq_offset (the dynamic "
+			     "loader's file is missing or another build?)";
+	else if (g->err == -ENOENT)
+		t->cfg_why = "no module defines glibc's __rseq_offset (glibc 2.35+ registers rseq "
+			     "and exports it)";
+	else if (g->err == -ENODATA && im->core->truncated)
+		t->cfg_why = "glibc's __rseq_offset is not in the core (left out by "
+			     "coredump_filter, or past the end of the truncated core)";
+	else if (g->err == -ENODATA)
+		t->cfg_why = "glibc's __rseq_offset is not in the core (coredump_filter left its "
+			     "page out)";
+	else if (g->err)
+		t->cfg_why = "glibc's __rseq_offset is unreadable";
+	else if (g->size && !ct->have_tp) {
+		t->cfg_err = -ENOENT;
+		t->cfg_why = "the core has no thread pointer for it (no NT_ARM_TLS note)";
+	}
+	if (t->cfg_err) {
+		t->area_err = t->cfg_err;
+		thread_where(t, im);
+		return;
+	}
+	if (g->size) {
+		/* glibc registers the area with a length of 32 bytes at least, whatever part
+		 * of it __rseq_size says it uses. */
+		t->cfg.abi_ptr = ct->tp + (uint64_t)g->offset;
+		t->cfg.abi_size = g->size < 32 ? 32 : g->size;
+		t->cfg.signature = sig;
+	}
+	len = g->size < sizeof(raw) ? g->size : sizeof(raw);
+	if (!t->cfg.abi_ptr)
+		t->area_err = -ENOENT;
+	else if (len < 16)
+		t->area_err = -EINVAL;
+	else
+		t->area_err = rd_core_read(im->core, t->cfg.abi_ptr, raw, len);
+	if (t->area_err == -EFAULT)
+		t->area_err = -ENODATA;
+	if (!t->area_err)
+		rd_rseq_parse_area(raw, len, &t->area);
+	thread_where(t, im);
+}
+
+static int scan_core(const struct scan_opts *o)
+{
+	struct rd_modules mods = {0};
+	struct image im = {.mods = &mods, .path = o->core};
+	struct thread *threads = NULL;
+	struct glibc_rseq g;
+	struct rd_core *c;
+	uint32_t sig = 0;
+	int err, ret;
+
+	err = rd_core_open(o->core, &c);
+	if (err)
+		return rd_error("%s: %s", o->core, rd_errmsg());
+	if (c->truncated)
+		rd_warn("%s: truncated: the memory past its end is not in the core", o->core);
+	im.core = c;
+	im.pid = c->pid;
+	err = rd_core_modules(c, &o->es, o->exe, o->sysroot, &mods);
+	threads = calloc(c->nthreads, sizeof(*threads));
+	if (err || !threads) {
+		ret = rd_error("%s: %s", o->core, strerror(err ? -err : ENOMEM));
+		goto out;
+	}
+	glibc_rseq(&im, &g);
+	/* glibc registers every thread with the signature of the architecture */
+	elfscan_known_signatures(c->machine, &sig, 1);
+	for (size_t i = 0; i < c->nthreads; i++)
+		core_thread(&threads[i], &c->threads[i], &im, &g, sig);
+	ret = print_image(o, &im, threads, c->nthreads);
+out:
+	free(threads);
+	rd_modules_free(&mods);
+	rd_core_close(c);
 	return ret;
 }
 
@@ -982,7 +1365,7 @@ static int add_debug_dir(struct scan_opts *o, const char *dir)
 	return 0;
 }
 
-enum { OPT_ADDR = 256, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR };
+enum { OPT_ADDR = 256, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR, OPT_CORE, OPT_EXE, OPT_SYSROOT };
 
 static int parse_opts(struct scan_opts *o, int argc, char **argv)
 {
@@ -995,6 +1378,9 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
 	    {"strict", no_argument, NULL, RD_OPT_STRICT},
 	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
+	    {"core", required_argument, NULL, OPT_CORE},
+	    {"exe", required_argument, NULL, OPT_EXE},
+	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:r", longopts, usage};
@@ -1021,18 +1407,35 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 			if (add_debug_dir(o, optarg))
 				return rd_error("out of memory");
 			break;
+		case OPT_CORE:
+			o->core = optarg;
+			break;
+		case OPT_EXE:
+			o->exe = optarg;
+			break;
+		case OPT_SYSROOT:
+			o->sysroot = optarg;
+			break;
 		default:
 			if (!rd_bulk_option(&o->bulk, c))
 				return c;
 		}
 	}
 	o->es.debug_dirs = o->debug_dirs;
-	if (o->have_pid && optind < argc)
-		return rd_error("--pid takes no FILE arguments (try 'rseqdbg scan --help')");
-	if (o->have_pid && (o->bulk.recursive || o->bulk.with_tables))
-		return rd_error("%s is for FILE arguments, not --pid (try 'rseqdbg scan --help')",
-				o->bulk.recursive ? "-r/--recursive" : "--with-tables");
-	if (!o->have_pid && optind >= argc)
+	if (o->have_pid && o->core)
+		return rd_error("--pid and --core: one process at a time (try 'rseqdbg scan "
+				"--help')");
+	if ((o->exe || o->sysroot) && !o->core)
+		return rd_error("%s goes with --core (try 'rseqdbg scan --help')",
+				o->exe ? "--exe" : "--sysroot");
+	if ((o->have_pid || o->core) && optind < argc)
+		return rd_error("%s takes no FILE arguments (try 'rseqdbg scan --help')",
+				o->core ? "--core" : "--pid");
+	if ((o->have_pid || o->core) && (o->bulk.recursive || o->bulk.with_tables))
+		return rd_error("%s is for FILE arguments, not %s (try 'rseqdbg scan --help')",
+				o->bulk.recursive ? "-r/--recursive" : "--with-tables",
+				o->core ? "--core" : "--pid");
+	if (!o->have_pid && !o->core && optind >= argc)
 		return rd_error("no FILE given (try 'rseqdbg scan --help')");
 	return EXIT_OK;
 }
@@ -1046,6 +1449,8 @@ int cmd_scan(int argc, char **argv)
 		ret = rd_opt_exit(ret);
 	else if (!ret && o.have_pid)
 		ret = scan_pid(&o);
+	else if (!ret && o.core)
+		ret = scan_core(&o);
 	else if (!ret)
 		ret = scan_files(argc - optind, argv + optind, &o);
 	free(o.debug_dirs);

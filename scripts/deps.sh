@@ -8,8 +8,9 @@
 #                             strace, prometheus with its promtool for the exporter's, openssl
 #                             and apache2-utils' htpasswd for its TLS and passwords, and
 #                             debuginfod, curl and unshare for the symbols served by build-id,
-#                             bash-completion for the completion's test; libbz2-dev, which
-#                             libdw's pkg-config file names for a static link)
+#                             bash-completion for the completion's test, zstd for a compressed
+#                             core; libbz2-dev, which libdw's pkg-config file names for a static
+#                             link)
 #   scripts/deps.sh bench     also the benchmarks (`make bench`): bpftrace, node_exporter
 #   scripts/deps.sh fuzz      also the fuzz target (`make fuzz`): clang's libFuzzer runtime
 #   scripts/deps.sh format    also the format check (`make format-check`): clang-format
@@ -28,10 +29,10 @@
 #                             (`make check-kernels-arm64`): qemu-system-aarch64, busybox
 set -eu
 
-PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbz2-dev libbpf-dev bpftool
-libcmocka-dev libcapstone-dev libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev libdebuginfod-dev gdb
-binutils python3 python3-jsonschema strace prometheus openssl apache2-utils debuginfod curl
-util-linux bash-completion"
+PKGS="make gcc clang pkg-config libelf-dev libdw-dev zlib1g-dev libbz2-dev libzstd-dev libbpf-dev
+bpftool libcmocka-dev libcapstone-dev libmicrohttpd-dev libgnutls28-dev libyaml-dev libcrypt-dev
+libdebuginfod-dev gdb binutils python3 python3-jsonschema strace prometheus openssl apache2-utils
+debuginfod curl util-linux bash-completion zstd"
 case "${1:-}" in
 "") ;;
 bench) PKGS="$PKGS bpftrace prometheus-node-exporter" ;;
@@ -46,10 +47,10 @@ fixtures)
 	binutils-s390x-linux-gnu binutils-riscv64-linux-gnu"
 	;;
 arm64 | kernels-arm64)
-	# Linked dynamically: libdw's own dependencies (liblzma, libzstd, libbz2) come with
-	# libdw1:arm64 and need no -dev package.
+	# Linked dynamically: libdw's own dependencies (liblzma, libbz2) come with libdw1:arm64
+	# and need no -dev package; libzstd is rseqdbg's too (compressed cores).
 	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev:arm64 libelf-dev:arm64 libdw-dev:arm64
-	zlib1g-dev:arm64 libbpf-dev:arm64 libcapstone-dev:arm64 libmicrohttpd-dev:arm64
+	zlib1g-dev:arm64 libzstd-dev:arm64 libbpf-dev:arm64 libcapstone-dev:arm64 libmicrohttpd-dev:arm64
 	libgnutls28-dev:arm64 libyaml-dev:arm64 libcrypt-dev:arm64 libcmocka-dev:arm64
 	qemu-user-static"
 	[ "$1" = arm64 ] || PKGS="$PKGS qemu-system-arm busybox-static xz-utils zstd"

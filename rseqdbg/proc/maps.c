@@ -14,15 +14,7 @@
 #include "proc/maps.h"
 #include "proc/tasks.h"
 
-/* One line of /proc/PID/maps that names a file. */
-struct mapping {
-	uint64_t start, end, offset;
-	dev_t dev;
-	ino_t ino;
-	const char *path;
-};
-
-static bool parse_line(char *line, struct mapping *m)
+static bool parse_line(char *line, struct rd_mapping *m)
 {
 	unsigned long long start, end, offset, inode;
 	unsigned int major, minor;
@@ -48,7 +40,7 @@ static bool parse_line(char *line, struct mapping *m)
 /* Open the file behind a mapping: map_files works for deleted files but needs privilege;
  * /proc/PID/root resolves the path in the process's own mount namespace. pid is a live thread
  * of the process (rd_proc_live_thread). */
-static int open_mapped(pid_t pid, const struct mapping *m, char *path, size_t len)
+static int open_mapped(pid_t pid, const struct rd_mapping *m, char *path, size_t len)
 {
 	static const char deleted[] = " (deleted)";
 	size_t plen = strlen(m->path);
@@ -85,8 +77,7 @@ __attribute__((format(printf, 2, 3))) static void module_fail(struct rd_module *
 	mod->err = strdup(msg);
 }
 
-/* The bias that puts file offset m->offset at m->start. */
-static int module_bias(const struct elfscan *es, const struct mapping *m, uint64_t *bias)
+int rd_module_bias(const struct elfscan *es, const struct rd_mapping *m, uint64_t *bias)
 {
 	uint64_t addr, pg = (uint64_t)sysconf(_SC_PAGESIZE);
 
@@ -127,7 +118,7 @@ static bool other_root(pid_t pid, char *buf, size_t len)
 /* Scan the file of a module; false when it is not an ELF file (then it is not a module).
  * root: the process's own root when it is not ours (other_root()), else NULL. */
 static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *root,
-			struct rd_module *mod, const struct mapping *first)
+			struct rd_module *mod, const struct rd_mapping *first)
 {
 	struct elfscan_opts o = *opts;
 	char path[128];
@@ -153,7 +144,7 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *
 		module_fail(mod, "%s", elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
 		return true;
 	}
-	if (module_bias(mod->es, first, &mod->bias)) {
+	if (rd_module_bias(mod->es, first, &mod->bias)) {
 		module_fail(mod, "no PT_LOAD segment maps file offset %#" PRIx64, first->offset);
 		elfscan_close(mod->es);
 		mod->es = NULL;
@@ -161,17 +152,19 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *
 	return true;
 }
 
-static int modules_grow(struct rd_modules *mods, size_t *cap)
+static int modules_grow(struct rd_modules *mods)
 {
 	struct rd_module *v;
+	size_t cap;
 
-	if (mods->n < *cap)
+	if (mods->n < mods->cap)
 		return 0;
-	*cap = *cap ? *cap * 2 : 16;
-	v = realloc(mods->v, *cap * sizeof(*v));
+	cap = mods->cap ? mods->cap * 2 : 16;
+	v = realloc(mods->v, cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	mods->v = v;
+	mods->cap = cap;
 	return 0;
 }
 
@@ -182,7 +175,7 @@ static int modules_grow(struct rd_modules *mods, size_t *cap)
  * the file again at offset 0 (the same file loaded twice). A segment whose file offset
  * rounds down to 0 maps offset 0 too (the data of a file smaller than the alignment): it
  * follows the module within the alignment, where a second load cannot be. */
-static struct rd_module *module_of(struct rd_modules *mods, const struct mapping *m)
+static struct rd_module *module_of(struct rd_modules *mods, const struct rd_mapping *m)
 {
 	for (size_t i = mods->n; i-- > 0;) {
 		struct rd_module *mod = &mods->v[i];
@@ -203,10 +196,43 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+int rd_modules_add_mapping(struct rd_modules *mods, const struct rd_mapping *m)
+{
+	struct rd_module *mod = module_of(mods, m);
+
+	if (mod) {
+		if (m->start < mod->start)
+			mod->start = m->start;
+		if (m->end > mod->end)
+			mod->end = m->end;
+		return 0;
+	}
+	if (modules_grow(mods))
+		return -ENOMEM;
+	mod = &mods->v[mods->n];
+	memset(mod, 0, sizeof(*mod));
+	mod->path = strdup(m->path);
+	if (!mod->path)
+		return -ENOMEM;
+	mod->start = m->start;
+	mod->end = m->end;
+	mod->dev = m->dev;
+	mod->ino = m->ino;
+	mod->first = *m;
+	mod->first.path = mod->path;
+	mods->n++;
+	return 0;
+}
+
+void rd_modules_sort(struct rd_modules *mods)
+{
+	if (mods->n)
+		qsort(mods->v, mods->n, sizeof(*mods->v), cmp_start);
+}
+
 int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods)
 {
-	struct mapping *firsts = NULL; /* the mapping each module starts with */
-	size_t cap = 0, fcap = 0, len = 0, kept = 0;
+	size_t len = 0, kept = 0;
 	char path[64], root[64], *line = NULL;
 	bool own_root;
 	ssize_t n;
@@ -224,8 +250,7 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 	if (!f)
 		return -errno;
 	while ((n = getline(&line, &len, f)) > 0) {
-		struct rd_module *mod;
-		struct mapping m;
+		struct rd_mapping m;
 
 		if (!parse_line(line, &m)) {
 			if (m.path && !strcmp(m.path, "[vdso]")) {
@@ -234,41 +259,9 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 			}
 			continue;
 		}
-		mod = module_of(mods, &m);
-		if (mod) {
-			if (m.start < mod->start)
-				mod->start = m.start;
-			if (m.end > mod->end)
-				mod->end = m.end;
-			continue;
-		}
-		err = modules_grow(mods, &cap);
-		if (!err && fcap < cap) {
-			struct mapping *v = realloc(firsts, cap * sizeof(*v));
-
-			if (v) {
-				firsts = v;
-				fcap = cap;
-			} else {
-				err = -ENOMEM;
-			}
-		}
+		err = rd_modules_add_mapping(mods, &m);
 		if (err)
 			goto out;
-		mod = &mods->v[mods->n];
-		memset(mod, 0, sizeof(*mod));
-		mod->path = strdup(m.path);
-		if (!mod->path) {
-			err = -ENOMEM;
-			goto out;
-		}
-		mod->start = m.start;
-		mod->end = m.end;
-		mod->dev = m.dev;
-		mod->ino = m.ino;
-		firsts[mods->n] = m;
-		firsts[mods->n].path = mod->path;
-		mods->n++;
 	}
 	/* A process that exited between open and read leaves the file empty or unreadable. */
 	if (ferror(f)) {
@@ -281,17 +274,15 @@ int rd_modules_load(pid_t pid, const struct elfscan_opts *opts, struct rd_module
 	for (size_t i = 0; i < mods->n; i++) {
 		struct rd_module *mod = &mods->v[i];
 
-		if (module_scan(via, opts, own_root ? root : NULL, mod, &firsts[i]))
+		if (module_scan(via, opts, own_root ? root : NULL, mod, &mod->first))
 			mods->v[kept++] = *mod;
 		else
 			free(mod->path);
 	}
 	mods->n = kept;
-	if (mods->n)
-		qsort(mods->v, mods->n, sizeof(*mods->v), cmp_start);
+	rd_modules_sort(mods);
 out:
 	free(line);
-	free(firsts);
 	fclose(f);
 	if (err)
 		rd_modules_free(mods);
@@ -301,7 +292,7 @@ out:
 int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_modules *mods)
 {
 	struct rd_module *v, mod = {0};
-	struct mapping m = {0};
+	struct rd_mapping m = {0};
 	char path[64];
 	ssize_t got;
 	pid_t via;
@@ -316,8 +307,10 @@ int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 	mod.image = malloc(m.end - m.start);
 	mod.path = strdup("[vdso]");
 	v = realloc(mods->v, (mods->n + 1) * sizeof(*v));
-	if (v)
+	if (v) {
 		mods->v = v;
+		mods->cap = mods->n + 1;
+	}
 	if (!mod.image || !mod.path || !v) {
 		err = -ENOMEM;
 		goto fail;
@@ -339,7 +332,7 @@ int rd_modules_add_vdso(pid_t pid, const struct elfscan_opts *opts, struct rd_mo
 		goto fail;
 	}
 	err = elfscan_open_mem(mod.image, m.end - m.start, opts, &mod.es) ? -EINVAL : 0;
-	if (!err && module_bias(mod.es, &m, &mod.bias))
+	if (!err && rd_module_bias(mod.es, &m, &mod.bias))
 		err = -ENOENT;
 	if (err)
 		goto fail;
@@ -362,12 +355,13 @@ void rd_modules_free(struct rd_modules *mods)
 	for (size_t i = 0; i < mods->n; i++) {
 		free(mods->v[i].path);
 		free(mods->v[i].err);
+		free(mods->v[i].file);
 		elfscan_close(mods->v[i].es);
 		free(mods->v[i].image);
 	}
 	free(mods->v);
 	mods->v = NULL;
-	mods->n = 0;
+	mods->n = mods->cap = 0;
 }
 
 const struct rd_module *rd_modules_find(const struct rd_modules *mods, uint64_t addr)

@@ -82,6 +82,20 @@ enum {
 	RSEQ_KNOWN_SIZE = 28,
 };
 
+void rd_rseq_parse_area(const void *bytes, size_t len, struct rd_rseq_area *area)
+{
+	unsigned char raw[RSEQ_KNOWN_SIZE] = {0};
+
+	memcpy(raw, bytes, len < sizeof(raw) ? len : sizeof(raw));
+	/* The process ran on this machine, or on one of the same byte order. */
+	memcpy(&area->cpu_id_start, raw + RSEQ_OFF_CPU_ID_START, 4);
+	memcpy(&area->cpu_id, raw + RSEQ_OFF_CPU_ID, 4);
+	memcpy(&area->rseq_cs, raw + RSEQ_OFF_RSEQ_CS, 8);
+	memcpy(&area->flags, raw + RSEQ_OFF_FLAGS, 4);
+	memcpy(&area->node_id, raw + RSEQ_OFF_NODE_ID, 4);
+	memcpy(&area->mm_cid, raw + RSEQ_OFF_MM_CID, 4);
+}
+
 int rd_rseq_read_area(pid_t tid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area)
 {
 	unsigned char raw[RSEQ_KNOWN_SIZE] = {0};
@@ -96,13 +110,7 @@ int rd_rseq_read_area(pid_t tid, const struct rd_rseq_config *cfg, struct rd_rse
 	err = rd_read_mem(tid, cfg->abi_ptr, raw, len);
 	if (err)
 		return err;
-	/* The tracee runs on this machine: its byte order is ours. */
-	memcpy(&area->cpu_id_start, raw + RSEQ_OFF_CPU_ID_START, 4);
-	memcpy(&area->cpu_id, raw + RSEQ_OFF_CPU_ID, 4);
-	memcpy(&area->rseq_cs, raw + RSEQ_OFF_RSEQ_CS, 8);
-	memcpy(&area->flags, raw + RSEQ_OFF_FLAGS, 4);
-	memcpy(&area->node_id, raw + RSEQ_OFF_NODE_ID, 4);
-	memcpy(&area->mm_cid, raw + RSEQ_OFF_MM_CID, 4);
+	rd_rseq_parse_area(raw, len, area);
 	return 0;
 }
 

@@ -42,6 +42,10 @@ int rd_rseq_config(pid_t tid, struct rd_rseq_config *cfg);
  * /proc/TID/mem); tid must not have exited: a main thread that exited before the others has
  * no memory left to read through (-ESRCH). 0 or -errno. */
 int rd_read_mem(pid_t tid, uint64_t addr, void *buf, size_t len);
+/* The fields of struct rseq from its first len bytes (those past len read as 0). */
+void rd_rseq_parse_area(const void *bytes, size_t len, struct rd_rseq_area *area);
+/* The bytes of struct rseq read: cpu_id_start up to mm_cid. */
+#define RD_RSEQ_AREA_BYTES 28
 /* Read the rseq area that cfg describes, through thread tid. 0 or -errno. */
 int rd_rseq_read_area(pid_t tid, const struct rd_rseq_config *cfg, struct rd_rseq_area *area);
 

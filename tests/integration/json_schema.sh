@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Every command's JSON output matches its schema in schemas/ (JSON Schema draft 2020-12,
 # checked with python3-jsonschema): scan of every bundled fixture, of a file it cannot read,
-# of a tree (-r: file_counts) and of a live process with a thread inside a section; audit of
-# the workloads (with their findings), of a tree, of a process and its checks list; step's lines (steps, passages, a thread found
+# of a tree (-r: file_counts), of a live process with a thread inside a section and of a core;
+# audit of the workloads (with their findings), of a tree, of a process, of a core and its
+# checks list; step's lines (steps, passages, a thread found
 # inside a section, fork and exec events, the summary); trace's events, user-abort events,
 # summaries and --check; stat's document; and each command's error document. The schemas
 # allow no unknown member where the shape is stable and require every member the commands
@@ -97,6 +98,22 @@ has "$TMP/scan-pid.json" '"module":"/'
 valid "scan: files, fixtures of every machine, --addr, errors, --pid, -r" scan.json \
 	"$TMP/scan-all.json" "$TMP/scan-err.json" "$TMP/scan-addr.json" "$TMP/scan-pid.json" \
 	"$TMP/scan-usage.json" "$TMP/scan-tree.json" tests/golden/scan/*.json
+
+# A core of core_crash stopped with its threads inside and outside sections (gdb's gcore: no
+# core_pattern to depend on); scan_core covers the kernel's cores.
+CC="$BUILD/tests/workloads/core_crash"
+if have_ptrace && command -v gcore >/dev/null && [ -x "$CC" ]; then
+	"$CC" --mode stop --out "$TMP/cc.rec" >"$TMP/cc.out" 2>&1 &
+	cc=$!
+	wait_grep '^ready$' "$TMP/cc.out" && gcore -o "$TMP/cc.core" "$cc" >/dev/null 2>&1
+	kill -KILL "$cc"
+	wait "$cc" 2>/dev/null
+	"$RSEQDBG" scan --json --core "$TMP/cc.core.$cc" >"$TMP/scan-core.json" 2>/dev/null
+	"$RSEQDBG" audit --json --core "$TMP/cc.core.$cc" >"$TMP/audit-core.json" 2>/dev/null
+	has "$TMP/scan-core.json" '"inside":{'
+	valid "scan --core of a gcore" scan.json "$TMP/scan-core.json"
+	valid "audit --core of a gcore" audit.json "$TMP/audit-core.json"
+fi
 
 # --- audit ------------------------------------------------------------------------------------
 "$RSEQDBG" audit --json "$BUILD"/tests/workloads/* >"$TMP/audit-wl.json" 2>/dev/null

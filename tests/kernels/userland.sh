@@ -4,7 +4,7 @@
 # cannot run the host's programs, so they get a root of their own, unpacked from Debian's
 # arm64 packages (nothing of theirs runs here: no maintainer scripts, a few of their links
 # made by hand), and cached beside the kernels. What the integration tests run: bash,
-# coreutils, python3, binutils, bpftool, strace, the libraries rseqdbg links, a static
+# coreutils, python3, binutils, bpftool, strace, zstd, gdb, the libraries rseqdbg links, a static
 # busybox for the initramfs.
 #
 #   RSEQDBG_KERNEL_ARCH=arm64 tests/kernels/userland.sh     prints the root's directory
@@ -14,7 +14,7 @@ set -euo pipefail
 PKGS="bash dash coreutils grep sed gawk findutils diffutils procps util-linux mount
 debianutils base-files base-passwd binutils python3-minimal libpython3.11-stdlib strace
 busybox-static iproute2 bpftool libc-bin libelf1 libdw1 libbpf1 libcapstone4 libmicrohttpd12 zlib1g
-libyaml-0-2 libgnutls30 libcrypt1"
+libyaml-0-2 libgnutls30 libcrypt1 libzstd1 zstd gdb"
 key=$(echo "$KUSUITE-security $KUSUITE $PKGS" | md5sum | cut -c1-12)
 ul=$KCACHE/userland-$KARCH
 if [ "$(cat "$ul/.made" 2>/dev/null)" = "$key" ]; then
