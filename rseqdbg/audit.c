@@ -1001,15 +1001,53 @@ static int audit_files(const struct audit_opts *o, char **operands, int n)
 	return n;
 }
 
+/* The modules of a process or a core (where, as prefix of the warnings), each audited once
+ * its file was read: the run over them, printed, and its exit status. */
+static int audit_modules(const struct audit_opts *o, const char *where,
+			 const struct rd_modules *mods, const struct thread *th, size_t nth,
+			 const uint32_t *sigs, size_t nsigs)
+{
+	struct run r = {.o = o};
+	const char **paths;
+	size_t npaths = 0;
+	int err;
+
+	paths = calloc(mods->n + 1, sizeof(*paths));
+	if (!paths)
+		return rd_error("out of memory");
+	for (size_t i = 0; i < mods->n; i++)
+		if (mods->v[i].es)
+			paths[npaths++] = mods->v[i].path;
+	for (size_t i = 0; i < mods->n; i++)
+		if (!mods->v[i].es)
+			rd_warn("%s%s%s: not audited: %s", where ? where : "", where ? ": " : "",
+				mods->v[i].path, mods->v[i].err ? mods->v[i].err : "not scanned");
+	run_begin(&r, paths, npaths, th, nth);
+	for (size_t i = 0; i < mods->n; i++) {
+		const struct rd_module *m = &mods->v[i];
+		struct unit u = {.path = m->path, .es = m->es, .mod = m, .bias = m->bias};
+
+		if (!m->es)
+			continue;
+		err = audit_one(o, &u, sigs, nsigs);
+		if (err)
+			run_error(&r, m->path,
+				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		else
+			run_unit(&r, &u);
+		elfscan_audit_free(u.a);
+	}
+	free(paths);
+	return run_end(&r);
+}
+
 static int audit_pid(const struct audit_opts *o)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
 	struct rd_modules mods = {0};
 	struct thread *th = NULL;
-	const char **paths = NULL;
-	struct run r = {.o = o};
 	uint32_t *sigs = NULL;
-	size_t nth = 0, nsigs = 0, npaths = 0;
+	size_t nth = 0, nsigs = 0;
 	int err, ret = 0;
 
 	err = read_threads(o->pid, &th, &nth);
@@ -1043,36 +1081,8 @@ static int audit_pid(const struct audit_opts *o)
 			       strerror(-err));
 		goto out;
 	}
-	paths = calloc(mods.n + 1, sizeof(*paths));
-	if (!paths) {
-		ret = rd_error("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < mods.n; i++)
-		if (mods.v[i].es)
-			paths[npaths++] = mods.v[i].path;
-	for (size_t i = 0; i < mods.n; i++)
-		if (!mods.v[i].es)
-			rd_warn("%s: not audited: %s", mods.v[i].path,
-				mods.v[i].err ? mods.v[i].err : "not scanned");
-	run_begin(&r, paths, npaths, th, nth);
-	for (size_t i = 0; i < mods.n; i++) {
-		const struct rd_module *m = &mods.v[i];
-		struct unit u = {.path = m->path, .es = m->es, .mod = m, .bias = m->bias};
-
-		if (!m->es)
-			continue;
-		err = audit_one(o, &u, sigs, nsigs);
-		if (err)
-			run_error(&r, m->path,
-				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
-		else
-			run_unit(&r, &u);
-		elfscan_audit_free(u.a);
-	}
-	ret = run_end(&r);
+	ret = audit_modules(o, NULL, &mods, th, nth, sigs, nsigs);
 out:
-	free(paths);
 	rd_modules_free(&mods);
 	free(sigs);
 	free(th);
@@ -1085,50 +1095,17 @@ static int audit_core(const struct audit_opts *o)
 {
 	struct elfscan_opts eo = {.sz = sizeof(eo)};
 	struct rd_modules mods = {0};
-	const char **paths = NULL;
-	struct run r = {.o = o};
 	struct rd_core *c;
-	size_t npaths = 0;
 	int err, ret;
 
 	err = rd_core_open(o->core, &c);
 	if (err)
 		return rd_error("%s: %s", o->core, rd_errmsg());
 	err = rd_core_modules(c, &eo, o->exe, o->sysroot, &mods);
-	if (err) {
+	if (err)
 		ret = rd_error("%s: %s", o->core, strerror(-err));
-		goto out;
-	}
-	paths = calloc(mods.n + 1, sizeof(*paths));
-	if (!paths) {
-		ret = rd_error("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < mods.n; i++)
-		if (mods.v[i].es)
-			paths[npaths++] = mods.v[i].path;
-	for (size_t i = 0; i < mods.n; i++)
-		if (!mods.v[i].es)
-			rd_warn("%s: %s: not audited: %s", o->core, mods.v[i].path,
-				mods.v[i].err ? mods.v[i].err : "not scanned");
-	run_begin(&r, paths, npaths, NULL, 0);
-	for (size_t i = 0; i < mods.n; i++) {
-		const struct rd_module *m = &mods.v[i];
-		struct unit u = {.path = m->path, .es = m->es, .mod = m, .bias = m->bias};
-
-		if (!m->es)
-			continue;
-		err = audit_one(o, &u, NULL, 0);
-		if (err)
-			run_error(&r, m->path,
-				  elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
-		else
-			run_unit(&r, &u);
-		elfscan_audit_free(u.a);
-	}
-	ret = run_end(&r);
-out:
-	free(paths);
+	else
+		ret = audit_modules(o, o->core, &mods, NULL, 0, NULL, 0);
 	rd_modules_free(&mods);
 	rd_core_close(c);
 	return ret;
@@ -1254,24 +1231,18 @@ int cmd_audit(int argc, char **argv)
 		ret = rd_error("--baseline: %s", rd_errmsg());
 		goto out;
 	}
-	if (o.list)
+	if (o.list) {
 		ret = list_checks();
-	else if (o.have_pid && o.core)
-		ret = rd_error("--pid and --core: one process at a time (try 'rseqdbg audit "
-			       "--help')");
-	else if ((o.exe || o.sysroot) && !o.core)
-		ret = rd_error("%s goes with --core (try 'rseqdbg audit --help')",
-			       o.exe ? "--exe" : "--sysroot");
-	else if ((o.have_pid || o.core) && optind < argc)
-		ret = rd_error("%s takes no FILE arguments (try 'rseqdbg audit --help')",
-			       o.core ? "--core" : "--pid");
-	else if ((o.have_pid || o.core) && (o.bulk.recursive || o.bulk.with_tables))
-		ret = rd_error("%s is for FILE arguments, not %s (try 'rseqdbg audit --help')",
-			       o.bulk.recursive ? "-r/--recursive" : "--with-tables",
-			       o.core ? "--core" : "--pid");
-	else if (!o.have_pid && !o.core && optind >= argc)
-		ret = rd_error("no FILE given (try 'rseqdbg audit --help')");
-	else if (o.have_pid)
+		goto out;
+	}
+	ret = rd_source_check("audit", o.have_pid, o.core,
+			      o.exe	  ? "--exe"
+			      : o.sysroot ? "--sysroot"
+					  : NULL,
+			      &o.bulk, argc - optind);
+	if (ret)
+		goto out;
+	if (o.have_pid)
 		ret = audit_pid(&o);
 	else if (o.core)
 		ret = audit_core(&o);

@@ -35,6 +35,26 @@ bool rd_bulk_option(struct rd_bulk_opts *o, int c)
 	}
 }
 
+int rd_source_check(const char *cmd, bool have_pid, const char *core, const char *exe_opt,
+		    const struct rd_bulk_opts *b, int nfiles)
+{
+	const char *one = core ? "--core" : "--pid";
+
+	if (have_pid && core)
+		return rd_error("--pid and --core: one process at a time (try 'rseqdbg %s --help')",
+				cmd);
+	if (exe_opt && !core)
+		return rd_error("%s goes with --core (try 'rseqdbg %s --help')", exe_opt, cmd);
+	if ((have_pid || core) && nfiles > 0)
+		return rd_error("%s takes no FILE arguments (try 'rseqdbg %s --help')", one, cmd);
+	if ((have_pid || core) && (b->recursive || b->with_tables))
+		return rd_error("%s is for FILE arguments, not %s (try 'rseqdbg %s --help')",
+				b->recursive ? "-r/--recursive" : "--with-tables", one, cmd);
+	if (!have_pid && !core && nfiles <= 0)
+		return rd_error("no FILE given (try 'rseqdbg %s --help')", cmd);
+	return EXIT_OK;
+}
+
 /* --- inodes already read: open addressing on (dev, ino) -------------------------------- */
 
 struct inode {

@@ -32,6 +32,11 @@ struct rd_bulk_opts {
 
 /* The option c (from rd_getopt) set in o; false when c is not one of them. */
 bool rd_bulk_option(struct rd_bulk_opts *o, int c);
+/* What scan and audit read, by their options: FILE operands (nfiles of them, with b's
+ * options), a process (have_pid) or a core (core, with exe_opt naming --exe or --sysroot when
+ * given). EXIT_OK when they make exactly one of these, else the usage error, reported. */
+int rd_source_check(const char *cmd, bool have_pid, const char *core, const char *exe_opt,
+		    const struct rd_bulk_opts *b, int nfiles);
 
 /* One file to read, or what went wrong finding files there (an unreadable directory). */
 struct rd_entry {

@@ -1422,22 +1422,11 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 		}
 	}
 	o->es.debug_dirs = o->debug_dirs;
-	if (o->have_pid && o->core)
-		return rd_error("--pid and --core: one process at a time (try 'rseqdbg scan "
-				"--help')");
-	if ((o->exe || o->sysroot) && !o->core)
-		return rd_error("%s goes with --core (try 'rseqdbg scan --help')",
-				o->exe ? "--exe" : "--sysroot");
-	if ((o->have_pid || o->core) && optind < argc)
-		return rd_error("%s takes no FILE arguments (try 'rseqdbg scan --help')",
-				o->core ? "--core" : "--pid");
-	if ((o->have_pid || o->core) && (o->bulk.recursive || o->bulk.with_tables))
-		return rd_error("%s is for FILE arguments, not %s (try 'rseqdbg scan --help')",
-				o->bulk.recursive ? "-r/--recursive" : "--with-tables",
-				o->core ? "--core" : "--pid");
-	if (!o->have_pid && !o->core && optind >= argc)
-		return rd_error("no FILE given (try 'rseqdbg scan --help')");
-	return EXIT_OK;
+	return rd_source_check("scan", o->have_pid, o->core,
+			       o->exe	    ? "--exe"
+			       : o->sysroot ? "--sysroot"
+					    : NULL,
+			       &o->bulk, argc - optind);
 }
 
 int cmd_scan(int argc, char **argv)

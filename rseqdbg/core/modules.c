@@ -14,21 +14,6 @@
 #include "common.h"
 #include "core/modules.h"
 
-__attribute__((format(printf, 2, 3))) static void module_fail(struct rd_module *mod,
-							      const char *fmt, ...)
-{
-	char msg[700];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	free(mod->err);
-	mod->err = strdup(msg);
-	elfscan_close(mod->es);
-	mod->es = NULL;
-}
-
 /* Whether the file is ELF: 1 yes, 0 no, -errno when it cannot be opened. */
 static int file_is_elf(const char *path)
 {
@@ -81,46 +66,48 @@ static bool module_open(const struct rd_core *c, const struct elfscan_opts *opts
 		if (!mod->first.offset && !rd_core_read(c, mod->start, magic, sizeof(magic)) &&
 		    memcmp(magic, ELFMAG, SELFMAG))
 			return false;
-		module_fail(mod, "%s: %s%s", path, strerror(-elf),
-			    sysroot || exe ? "" : " (--sysroot DIR: where the core's files are)");
+		rd_module_fail(mod, "%s: %s%s", path, strerror(-elf),
+			       sysroot || exe ? ""
+					      : " (--sysroot DIR: where the core's files are)");
 		return true;
 	}
 	if (strcmp(path, mod->path)) {
 		mod->file = strdup(path);
 		if (!mod->file) {
-			module_fail(mod, "out of memory");
+			rd_module_fail(mod, "out of memory");
 			return true;
 		}
 	}
 	if (elfscan_open(path, opts, &mod->es)) {
 		mod->es = NULL;
-		module_fail(mod, "%s: %s", path, elfscan_errmsg());
+		rd_module_fail(mod, "%s: %s", path, elfscan_errmsg());
 		return true;
 	}
 	fbid = elfscan_build_id(mod->es);
 	if (!err && fbid && strcmp(fbid, bid)) {
 		mod->build_id = RD_BUILD_ID_MISMATCH;
-		module_fail(mod, "%s is another build: build ID %s, the core's %s", path, fbid,
-			    bid);
+		rd_module_fail(mod, "%s is another build: build ID %s, the core's %s", path, fbid,
+			       bid);
 		return true;
 	}
 	if (!err && !fbid) {
 		mod->build_id = RD_BUILD_ID_MISMATCH;
-		module_fail(mod, "%s has no build ID, the core's has %s: another build", path, bid);
+		rd_module_fail(mod, "%s has no build ID, the core's has %s: another build", path,
+			       bid);
 		return true;
 	}
 	if (err == -ENOENT && fbid) {
 		mod->build_id = RD_BUILD_ID_MISMATCH;
-		module_fail(mod, "%s has build ID %s, the core's has none: another build", path,
-			    fbid);
+		rd_module_fail(mod, "%s has build ID %s, the core's has none: another build", path,
+			       fbid);
 		return true;
 	}
 	mod->build_id = !err		 ? RD_BUILD_ID_MATCH
 			: err == -ENOENT ? RD_BUILD_ID_NONE
 					 : RD_BUILD_ID_NOT_IN_CORE;
 	if (rd_module_bias(mod->es, &mod->first, &mod->bias))
-		module_fail(mod, "%s: no PT_LOAD segment maps file offset %#" PRIx64, path,
-			    mod->first.offset);
+		rd_module_fail(mod, "%s: no PT_LOAD segment maps file offset %#" PRIx64, path,
+			       mod->first.offset);
 	return true;
 }
 

@@ -64,10 +64,9 @@ static bool is_elf(int fd)
 	return pread(fd, magic, sizeof(magic), 0) == sizeof(magic) && !memcmp(magic, "\177ELF", 4);
 }
 
-__attribute__((format(printf, 2, 3))) static void module_fail(struct rd_module *mod,
-							      const char *fmt, ...)
+void rd_module_fail(struct rd_module *mod, const char *fmt, ...)
 {
-	char msg[600];
+	char msg[700];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -75,6 +74,8 @@ __attribute__((format(printf, 2, 3))) static void module_fail(struct rd_module *
 	va_end(ap);
 	free(mod->err);
 	mod->err = strdup(msg);
+	elfscan_close(mod->es);
+	mod->es = NULL;
 }
 
 int rd_module_bias(const struct elfscan *es, const struct rd_mapping *m, uint64_t *bias)
@@ -126,7 +127,7 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *
 
 	fd = open_mapped(pid, first, path, sizeof(path));
 	if (fd < 0) {
-		module_fail(mod, "cannot open: %s", strerror(-fd));
+		rd_module_fail(mod, "cannot open: %s", strerror(-fd));
 		return true;
 	}
 	if (!is_elf(fd)) {
@@ -141,13 +142,11 @@ static bool module_scan(pid_t pid, const struct elfscan_opts *opts, const char *
 	err = elfscan_open(path, &o, &mod->es);
 	if (err) {
 		mod->es = NULL;
-		module_fail(mod, "%s", elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
+		rd_module_fail(mod, "%s", elfscan_errmsg()[0] ? elfscan_errmsg() : strerror(-err));
 		return true;
 	}
 	if (rd_module_bias(mod->es, first, &mod->bias)) {
-		module_fail(mod, "no PT_LOAD segment maps file offset %#" PRIx64, first->offset);
-		elfscan_close(mod->es);
-		mod->es = NULL;
+		rd_module_fail(mod, "no PT_LOAD segment maps file offset %#" PRIx64, first->offset);
 	}
 	return true;
 }

@@ -62,6 +62,9 @@ void rd_modules_free(struct rd_modules *mods);
 int rd_modules_add_mapping(struct rd_modules *mods, const struct rd_mapping *m);
 /* Sort the modules by address, as rd_modules_find() needs. */
 void rd_modules_sort(struct rd_modules *mods);
+/* Mark a module not scanned, with why (printf-style): its file, if open, is closed. */
+__attribute__((format(printf, 2, 3))) void rd_module_fail(struct rd_module *mod, const char *fmt,
+							  ...);
 /* The load bias that puts file offset m->offset of es at m->start; -ENOENT when no PT_LOAD
  * segment maps that offset. */
 int rd_module_bias(const struct elfscan *es, const struct rd_mapping *m, uint64_t *bias);
