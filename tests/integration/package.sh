@@ -55,11 +55,16 @@ done
 
 # --- build -----------------------------------------------------------------------------------
 out="$TMP/deb"
+touch "$TMP/before-deb"
 if ! "$TOP/scripts/deb.sh" "$out" >"$TMP/deb.log" 2>&1 && ! ls "$out"/*.changes >/dev/null 2>&1; then
 	fail "dpkg-buildpackage -us -uc -b from a clean clone of HEAD" "$(tail -n 15 "$TMP/deb.log" | tr '\n' '|')"
 	finish
 	exit
 fi
+# The package is built in its clone alone: the build directory under test (exported as BUILD
+# by tests/run.sh) is left as it was.
+touched=$(find "$BUILD" -newer "$TMP/before-deb" -print -quit 2>/dev/null)
+check "the package build leaves $BUILD alone${touched:+ (it wrote $touched)}" test -z "$touched"
 grep -q 'uncommitted changes' "$TMP/deb.log" && echo "note: uncommitted changes are not in the packages (HEAD is built)"
 version=$(sed -n '1s/^rseqdbg (\([^)]*\)).*/\1/p' "$TOP/debian/changelog")
 arch=$(dpkg --print-architecture)
