@@ -33,7 +33,6 @@ struct audit_opts {
 	struct rd_suppressions sup;   /* --suppressions, --suppress */
 	bool have_sup;
 	struct rd_bulk_opts bulk;
-	const char *core, *exe, *sysroot; /* --core, --exe, --sysroot */
 };
 
 /* What the run makes of a finding, with a baseline or suppressions, or in JSON and SARIF. */
@@ -785,8 +784,8 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 		sarif_begin(w, paths, npaths);
 	} else if (rd.json) {
 		jw_obj_open(w);
-		if (o->core)
-			jw_kstr(w, "core", o->core);
+		if (o->bulk.core)
+			jw_kstr(w, "core", o->bulk.core);
 		if (o->have_pid) {
 			jw_ku64(w, "pid", (uint64_t)o->pid);
 			jw_key(w, "threads");
@@ -803,7 +802,7 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 			}
 			jw_arr_close(w);
 		}
-		jw_key(w, o->have_pid || o->core ? "modules" : "files");
+		jw_key(w, o->have_pid || o->bulk.core ? "modules" : "files");
 		jw_arr_open(w);
 	} else if (o->have_pid) {
 		printf("pid %d:", (int)o->pid);
@@ -816,8 +815,8 @@ static void run_begin(struct run *r, const char *const *paths, size_t npaths,
 				       i + 1 < nth ? "," : "");
 		}
 		printf("\n");
-	} else if (o->core) {
-		printf("core %s:\n", rd_safe(o->core));
+	} else if (o->bulk.core) {
+		printf("core %s:\n", rd_safe(o->bulk.core));
 	}
 }
 
@@ -1098,14 +1097,14 @@ static int audit_core(const struct audit_opts *o)
 	struct rd_core *c;
 	int err, ret;
 
-	err = rd_core_open(o->core, &c);
+	err = rd_core_open(o->bulk.core, &c);
 	if (err)
-		return rd_error("%s: %s", o->core, rd_errmsg());
-	err = rd_core_modules(c, &eo, o->exe, o->sysroot, &mods);
+		return rd_error("%s: %s", o->bulk.core, rd_errmsg());
+	err = rd_core_modules(c, &eo, o->bulk.exe, o->bulk.sysroot, &mods);
 	if (err)
-		ret = rd_error("%s: %s", o->core, strerror(-err));
+		ret = rd_error("%s: %s", o->bulk.core, strerror(-err));
 	else
-		ret = audit_modules(o, o->core, &mods, NULL, 0, NULL, 0);
+		ret = audit_modules(o, o->bulk.core, &mods, NULL, 0, NULL, 0);
 	rd_modules_free(&mods);
 	rd_core_close(c);
 	return ret;
@@ -1119,10 +1118,7 @@ enum {
 	OPT_SARIF,
 	OPT_BASELINE,
 	OPT_SUPPRESSIONS,
-	OPT_SUPPRESS,
-	OPT_CORE,
-	OPT_EXE,
-	OPT_SYSROOT
+	OPT_SUPPRESS
 };
 
 static int parse_fail_on(const char *s, enum elfscan_severity *sev)
@@ -1154,9 +1150,9 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
 	    {"strict", no_argument, NULL, RD_OPT_STRICT},
 	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
-	    {"core", required_argument, NULL, OPT_CORE},
-	    {"exe", required_argument, NULL, OPT_EXE},
-	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
+	    {"core", required_argument, NULL, RD_OPT_CORE},
+	    {"exe", required_argument, NULL, RD_OPT_EXE},
+	    {"sysroot", required_argument, NULL, RD_OPT_SYSROOT},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:r", longopts, usage};
@@ -1197,15 +1193,6 @@ static int parse_opts(struct audit_opts *o, int argc, char **argv)
 			if (rd_suppressions_add(&o->sup, optarg))
 				ret = rd_error("%s", rd_errmsg());
 			break;
-		case OPT_CORE:
-			o->core = optarg;
-			break;
-		case OPT_EXE:
-			o->exe = optarg;
-			break;
-		case OPT_SYSROOT:
-			o->sysroot = optarg;
-			break;
 		default:
 			if (!rd_bulk_option(&o->bulk, c))
 				return c;
@@ -1235,16 +1222,12 @@ int cmd_audit(int argc, char **argv)
 		ret = list_checks();
 		goto out;
 	}
-	ret = rd_source_check("audit", o.have_pid, o.core,
-			      o.exe	  ? "--exe"
-			      : o.sysroot ? "--sysroot"
-					  : NULL,
-			      &o.bulk, argc - optind);
+	ret = rd_source_check("audit", o.have_pid, &o.bulk, argc - optind);
 	if (ret)
 		goto out;
 	if (o.have_pid)
 		ret = audit_pid(&o);
-	else if (o.core)
+	else if (o.bulk.core)
 		ret = audit_core(&o);
 	else
 		ret = audit_files(&o, argv + optind, argc - optind);

@@ -30,15 +30,24 @@ bool rd_bulk_option(struct rd_bulk_opts *o, int c)
 	case RD_OPT_NO_PROGRESS:
 		o->no_progress = true;
 		return true;
+	case RD_OPT_CORE:
+		o->core = optarg;
+		return true;
+	case RD_OPT_EXE:
+		o->exe = optarg;
+		return true;
+	case RD_OPT_SYSROOT:
+		o->sysroot = optarg;
+		return true;
 	default:
 		return false;
 	}
 }
 
-int rd_source_check(const char *cmd, bool have_pid, const char *core, const char *exe_opt,
-		    const struct rd_bulk_opts *b, int nfiles)
+int rd_source_check(const char *cmd, bool have_pid, const struct rd_bulk_opts *b, int nfiles)
 {
-	const char *one = core ? "--core" : "--pid";
+	const char *core = b->core, *one = core ? "--core" : "--pid";
+	const char *exe_opt = b->exe ? "--exe" : b->sysroot ? "--sysroot" : NULL;
 
 	if (have_pid && core)
 		return rd_error("--pid and --core: one process at a time (try 'rseqdbg %s --help')",

@@ -15,28 +15,34 @@
 struct elfscan;
 
 /* The options every command over files takes beside its own: -r/--recursive ('r' among its
- * short options), --with-tables, --strict and --no-progress (long options with these values,
- * below RD_OPT_PRETTY and above the commands' own). */
+ * short options), --with-tables, --strict and --no-progress, and what it reads instead of
+ * files, --core with --exe and --sysroot (long options with these values, below
+ * RD_OPT_PRETTY and above the commands' own). */
 enum {
 	RD_OPT_WITH_TABLES = 480,
 	RD_OPT_STRICT,
 	RD_OPT_NO_PROGRESS,
+	RD_OPT_CORE,
+	RD_OPT_EXE,
+	RD_OPT_SYSROOT,
 };
 
 struct rd_bulk_opts {
-	bool recursive;	  /* -r */
-	bool with_tables; /* --with-tables */
-	bool strict;	  /* --strict: nothing skipped, a file that is not ELF is an error */
-	bool no_progress; /* --no-progress */
+	bool recursive;	     /* -r */
+	bool with_tables;    /* --with-tables */
+	bool strict;	     /* --strict: nothing skipped, a file that is not ELF is an error */
+	bool no_progress;    /* --no-progress */
+	const char *core;    /* --core */
+	const char *exe;     /* --exe */
+	const char *sysroot; /* --sysroot */
 };
 
 /* The option c (from rd_getopt) set in o; false when c is not one of them. */
 bool rd_bulk_option(struct rd_bulk_opts *o, int c);
 /* What scan and audit read, by their options: FILE operands (nfiles of them, with b's
- * options), a process (have_pid) or a core (core, with exe_opt naming --exe or --sysroot when
- * given). EXIT_OK when they make exactly one of these, else the usage error, reported. */
-int rd_source_check(const char *cmd, bool have_pid, const char *core, const char *exe_opt,
-		    const struct rd_bulk_opts *b, int nfiles);
+ * options), a process (have_pid) or a core (b->core, with b->exe or b->sysroot). EXIT_OK when
+ * they make exactly one of these, else the usage error, reported. */
+int rd_source_check(const char *cmd, bool have_pid, const struct rd_bulk_opts *b, int nfiles);
 
 /* One file to read, or what went wrong finding files there (an unreadable directory). */
 struct rd_entry {

@@ -32,9 +32,6 @@ struct scan_opts {
 	bool have_pid;
 	pid_t pid;
 	struct rd_bulk_opts bulk;
-	const char *core;    /* --core */
-	const char *exe;     /* --exe */
-	const char *sysroot; /* --sysroot */
 };
 
 /* What one file or module block shows. Addresses printed are libelfscan's + bias. */
@@ -1314,24 +1311,24 @@ static void core_thread(struct thread *t, const struct rd_core_thread *ct, const
 static int scan_core(const struct scan_opts *o)
 {
 	struct rd_modules mods = {0};
-	struct image im = {.mods = &mods, .path = o->core};
+	struct image im = {.mods = &mods, .path = o->bulk.core};
 	struct thread *threads = NULL;
 	struct glibc_rseq g;
 	struct rd_core *c;
 	uint32_t sig = 0;
 	int err, ret;
 
-	err = rd_core_open(o->core, &c);
+	err = rd_core_open(o->bulk.core, &c);
 	if (err)
-		return rd_error("%s: %s", o->core, rd_errmsg());
+		return rd_error("%s: %s", o->bulk.core, rd_errmsg());
 	if (c->truncated)
-		rd_warn("%s: truncated: the memory past its end is not in the core", o->core);
+		rd_warn("%s: truncated: the memory past its end is not in the core", o->bulk.core);
 	im.core = c;
 	im.pid = c->pid;
-	err = rd_core_modules(c, &o->es, o->exe, o->sysroot, &mods);
+	err = rd_core_modules(c, &o->es, o->bulk.exe, o->bulk.sysroot, &mods);
 	threads = calloc(c->nthreads, sizeof(*threads));
 	if (err || !threads) {
-		ret = rd_error("%s: %s", o->core, strerror(err ? -err : ENOMEM));
+		ret = rd_error("%s: %s", o->bulk.core, strerror(err ? -err : ENOMEM));
 		goto out;
 	}
 	glibc_rseq(&im, &g);
@@ -1365,7 +1362,7 @@ static int add_debug_dir(struct scan_opts *o, const char *dir)
 	return 0;
 }
 
-enum { OPT_ADDR = 256, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR, OPT_CORE, OPT_EXE, OPT_SYSROOT };
+enum { OPT_ADDR = 256, OPT_NO_DEBUGINFO, OPT_DEBUG_DIR };
 
 static int parse_opts(struct scan_opts *o, int argc, char **argv)
 {
@@ -1378,9 +1375,9 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 	    {"with-tables", no_argument, NULL, RD_OPT_WITH_TABLES},
 	    {"strict", no_argument, NULL, RD_OPT_STRICT},
 	    {"no-progress", no_argument, NULL, RD_OPT_NO_PROGRESS},
-	    {"core", required_argument, NULL, OPT_CORE},
-	    {"exe", required_argument, NULL, OPT_EXE},
-	    {"sysroot", required_argument, NULL, OPT_SYSROOT},
+	    {"core", required_argument, NULL, RD_OPT_CORE},
+	    {"exe", required_argument, NULL, RD_OPT_EXE},
+	    {"sysroot", required_argument, NULL, RD_OPT_SYSROOT},
 	    {0},
 	};
 	static const struct rd_cmdline cl = {"p:r", longopts, usage};
@@ -1407,26 +1404,13 @@ static int parse_opts(struct scan_opts *o, int argc, char **argv)
 			if (add_debug_dir(o, optarg))
 				return rd_error("out of memory");
 			break;
-		case OPT_CORE:
-			o->core = optarg;
-			break;
-		case OPT_EXE:
-			o->exe = optarg;
-			break;
-		case OPT_SYSROOT:
-			o->sysroot = optarg;
-			break;
 		default:
 			if (!rd_bulk_option(&o->bulk, c))
 				return c;
 		}
 	}
 	o->es.debug_dirs = o->debug_dirs;
-	return rd_source_check("scan", o->have_pid, o->core,
-			       o->exe	    ? "--exe"
-			       : o->sysroot ? "--sysroot"
-					    : NULL,
-			       &o->bulk, argc - optind);
+	return rd_source_check("scan", o->have_pid, &o->bulk, argc - optind);
 }
 
 int cmd_scan(int argc, char **argv)
@@ -1438,7 +1422,7 @@ int cmd_scan(int argc, char **argv)
 		ret = rd_opt_exit(ret);
 	else if (!ret && o.have_pid)
 		ret = scan_pid(&o);
-	else if (!ret && o.core)
+	else if (!ret && o.bulk.core)
 		ret = scan_core(&o);
 	else if (!ret)
 		ret = scan_files(argc - optind, argv + optind, &o);
